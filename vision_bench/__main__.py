@@ -1,0 +1,7 @@
+"""`python -m vision_bench ...` (also what `torchrun -m vision_bench train CONFIG` runs)."""
+
+import sys
+
+from vision_bench.cli import main
+
+sys.exit(main())

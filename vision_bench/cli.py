@@ -1,0 +1,73 @@
+"""The `vision-bench` command line: a thin dispatcher over `vision_bench.commands`.
+
+Every module in `vision_bench.commands` that defines `NAME`, `HELP`, `add_arguments(parser)` and
+`run(args) -> int` becomes a sub-command. Command modules import their heavy dependencies inside
+`run`, so `vision-bench --help` stays fast. User errors print one line and exit 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from vision_bench import __version__, commands
+from vision_bench.errors import UserError
+
+EXIT_USER_ERROR = 2
+EXIT_OS_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+
+def _command_modules() -> list[ModuleType]:
+    modules = [
+        importlib.import_module(f"{commands.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(commands.__path__)
+        if not info.name.startswith("_")
+    ]
+    return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: m.NAME)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vision-bench",
+        description="Symbolic grid tasks as RGB image datasets; timm image-to-image models; "
+        "pixel, perceptual and object-aware metrics, in and out of distribution.",
+    )
+    parser.add_argument("--version", action="version", version=f"vision-bench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _command_modules():
+        command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def run_command(name: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run one command; map user errors and OS errors (a full disk, a missing file) to one line each."""
+    try:
+        return int(run(args) or 0)
+    except UserError as error:
+        print(f"vision-bench {name}: error: {error}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as error:
+        where = f": {error.filename}" if getattr(error, "filename", None) else ""
+        print(f"vision-bench {name}: error: {error.strerror or error}{where}", file=sys.stderr)
+        return EXIT_OS_ERROR
+    except KeyboardInterrupt:
+        print(f"vision-bench {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and run the chosen command."""
+    args = build_parser().parse_args(argv)
+    return run_command(args.command, args._run, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""User-facing errors: one clear sentence, shown without a traceback by the command line."""
+
+from render.errors import UserError
+from render.grid import GridError
+
+
+class ConfigError(UserError):
+    """A configuration file or option that is missing, malformed or inconsistent."""
+
+
+class UnknownNameError(UserError):
+    """A name (transformation, model, metric, study, palette) that is not registered."""
+
+
+class InfeasibleConfigError(UserError):
+    """A generation config that cannot produce samples (for example ten objects in a 5x5 grid)."""
+
+
+class TransformationError(UserError):
+    """A transformation that cannot be applied: an object leaves the grid or overlaps another."""
+
+
+__all__ = [
+    "ConfigError",
+    "GridError",
+    "InfeasibleConfigError",
+    "TransformationError",
+    "UnknownNameError",
+    "UserError",
+]

@@ -1,0 +1,61 @@
+"""A small name -> entry registry with one-line descriptions and close-match suggestions."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+from vision_bench.errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """An ordered mapping from names to entries; unknown names raise `UnknownNameError` with close matches."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+        self._descriptions: dict[str, str] = {}
+
+    def add(self, name: str, entry: T, description: str) -> T:
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._entries[name] = entry
+        self._descriptions[name] = description
+        return entry
+
+    def __getitem__(self, name: str) -> T:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise UnknownNameError(unknown_name_message(self.kind, name, self._entries)) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def items(self) -> list[tuple[str, T]]:
+        return list(self._entries.items())
+
+    def description(self, name: str) -> str:
+        self[name]
+        return self._descriptions[name]
+
+
+def unknown_name_message(kind: str, name: str, known: object) -> str:
+    """'unknown KIND NAME; did you mean ...? (N known: see ...)' with difflib close matches."""
+    names = sorted(str(k) for k in known)  # type: ignore[attr-defined]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listing = ", ".join(names) if len(names) <= 12 else f"{len(names)} names"
+    return f"unknown {kind} {name!r}{hint} (known: {listing})"

@@ -1,0 +1,1 @@
+"""Procedural grid tasks: grids and objects, the object library, the 28 transformations, the generator."""
