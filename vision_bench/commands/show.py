@@ -1,0 +1,82 @@
+"""`vision-bench show INPUT --out sheet.png`: a contact sheet of rendered input/output pairs.
+
+Each pair is drawn side by side (input, then output) with the task key above the input and the
+transformation sequence above the output, four pairs per row. The sheet is written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+NAME = "show"
+HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"
+PAIRS_PER_ROW = 4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", metavar="INPUT", help="generated or COGITAO Parquet, or ARC JSON (file or folder)")
+    parser.add_argument("--out", required=True, metavar="FILE", help="contact sheet to write (PNG)")
+    parser.add_argument("--n", type=int, default=8, help="number of pairs to show (default 8)")
+    parser.add_argument("--spec", metavar="FILE", help="render spec YAML (default: the default spec)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from render.raster import render_batch
+    from render.spec import RenderSpec
+    from vision_bench.errors import ConfigError
+    from vision_bench.tasks.formats import read_tasks
+
+    if args.n < 1:
+        raise ConfigError(f"--n must be at least 1, got {args.n}")
+    spec = RenderSpec.from_yaml(Path(args.spec)) if args.spec else RenderSpec()
+    records = read_tasks(args.input)[: args.n]
+    if not records:
+        raise ConfigError(f"{args.input} holds no task pairs to show")
+    seeds = list(range(len(records)))
+    inputs = render_batch([r.input for r in records], spec, seeds)
+    outputs = render_batch([r.output for r in records], spec, seeds)
+    figure = _contact_sheet(records, inputs, outputs)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        figure.savefig(temp, format="png", dpi=100)
+        os.replace(temp, out)
+    finally:
+        temp.unlink(missing_ok=True)
+    print(f"wrote {len(records)} pairs to {out}")
+    return 0
+
+
+def _contact_sheet(records: list[Any], inputs: Any, outputs: Any) -> Any:
+    """A matplotlib Figure (no pyplot state) with each pair's input and output side by side."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = min(len(records), PAIRS_PER_ROW)
+    rows = math.ceil(len(records) / columns)
+    figure = Figure(figsize=(2.2 * 2 * columns, 2.6 * rows))
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(rows, 2 * columns, squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    for i, record in enumerate(records):
+        row, column = divmod(i, columns)
+        sequence = " → ".join(record.sequence) if record.sequence else "output"
+        panels = ((inputs[i], f"{record.task_key} {record.split} #{record.index}"), (outputs[i], sequence))
+        for offset, (image, title) in enumerate(panels):
+            ax = axes[row, 2 * column + offset]
+            ax.axis("on")
+            ax.imshow(image, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            for spine in ax.spines.values():
+                spine.set_color("0.6")  # a frame, so that a white background still shows the image's extent
+            ax.set_title("\n".join(textwrap.wrap(title, 28)), fontsize=7)
+    figure.tight_layout()
+    return figure

@@ -1,0 +1,44 @@
+"""`Transformation`: one named, documented object transformation with its object constraints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from vision_bench.errors import TransformationError
+from vision_bench.tasks.grid import GridObject
+
+ANY_OBJECT = "any object"
+
+
+@dataclass(frozen=True)
+class Transformation:
+    """A transformation of one object, e.g. `rot90`.
+
+    `transform` maps a `GridObject` to a new one (new pixels and new anchor). `rejection`, when
+    set, says in a few words why an object does not meet `constraints` (or returns None), so that
+    generators can filter objects with `accepts` and `apply` can fail with a clear message.
+    Pixel arrays are treated as immutable: results may share memory with their input.
+    """
+
+    name: str
+    description: str
+    constraints: str
+    transform: Callable[[GridObject], GridObject] = field(repr=False, compare=False)
+    rejection: Callable[[GridObject], str | None] | None = field(default=None, repr=False, compare=False)
+
+    def accepts(self, obj: GridObject) -> bool:
+        """Whether `obj` meets this transformation's constraints."""
+        return self.rejection is None or self.rejection(obj) is None
+
+    def apply(self, obj: GridObject) -> GridObject:
+        """The transformed object, or `TransformationError` saying which constraint `obj` breaks."""
+        if self.rejection is not None:
+            reason = self.rejection(obj)
+            if reason is not None:
+                raise TransformationError(
+                    f"{self.name} cannot be applied to the {obj.height}x{obj.width} object at row "
+                    f"{obj.top}, column {obj.left}: {reason}. It needs {self.constraints}; filter such "
+                    "objects out or choose another transformation"
+                )
+        return self.transform(obj)

@@ -1,0 +1,76 @@
+"""Cell-level helpers shared by the transformations: next color, most frequent color, holes, contours."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import ndimage
+
+from vision_bench.tasks.grid import GridObject
+
+NEXT_COLOR = np.array([0, 2, 3, 4, 5, 6, 7, 8, 9, 1], dtype=np.uint8)
+"""Lookup table: `NEXT_COLOR[c] == c % 9 + 1` for object colors 1-9; background 0 stays 0."""
+
+_FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)
+_EIGHT_CONNECTED = ndimage.generate_binary_structure(2, 2)
+_N_COLORS = 10
+
+
+def next_color(color: int) -> int:
+    """The cyclic successor over object colors: 1 -> 2, ..., 8 -> 9, 9 -> 1."""
+    return color % 9 + 1
+
+
+def color_counts(pixels: np.ndarray) -> np.ndarray:
+    """Cells per color 0-9 (index 0 counts background cells of the bounding box)."""
+    return np.bincount(pixels.ravel(), minlength=_N_COLORS)
+
+
+def most_frequent_color(pixels: np.ndarray) -> int:
+    """The object color covering most cells; a tie goes to the smallest color, so results are deterministic."""
+    return int(color_counts(pixels)[1:].argmax()) + 1
+
+
+def enclosed_holes(mask: np.ndarray) -> np.ndarray:
+    """Boolean mask of the enclosed holes of an object given by its bounding-box mask.
+
+    A hole is a region of background cells of the bounding box, connected through edge-adjacent
+    (4-connected) steps, none of whose cells lies on the bounding-box border: it cannot reach the
+    background around the object. Background 4-connectivity is the dual of object 8-connectivity,
+    so a ring closed only by diagonal steps still encloses its inside.
+    """
+    if mask.shape[0] < 3 or mask.shape[1] < 3 or mask[1:-1, 1:-1].all():
+        return np.zeros(mask.shape, dtype=bool)
+    labels, count = ndimage.label(~mask, structure=_FOUR_CONNECTED)
+    open_region = np.zeros(count + 1, dtype=bool)
+    open_region[0] = True
+    for border in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
+        open_region[border] = True
+    return ~open_region[labels]
+
+
+def has_holes(mask: np.ndarray) -> bool:
+    return bool(enclosed_holes(mask).any())
+
+
+def is_one_piece(mask: np.ndarray) -> bool:
+    """Whether the object's cells form a single 8-connected component."""
+    return ndimage.label(mask, structure=_EIGHT_CONNECTED)[1] == 1
+
+
+def contour_mask(mask: np.ndarray) -> np.ndarray:
+    """Object cells with at least one 4-neighbour that is background or outside the bounding box."""
+    inner = np.zeros_like(mask)
+    inner[1:-1, 1:-1] = (
+        mask[1:-1, 1:-1] & mask[:-2, 1:-1] & mask[2:, 1:-1] & mask[1:-1, :-2] & mask[1:-1, 2:]
+    )
+    return mask & ~inner
+
+
+def trimmed(pixels: np.ndarray, top: int, left: int) -> GridObject:
+    """The object whose bounding box is shrunk to its non-background cells (there must be at least one)."""
+    rows = np.flatnonzero(pixels.any(axis=1))
+    cols = np.flatnonzero(pixels.any(axis=0))
+    first_row, first_col = int(rows[0]), int(cols[0])
+    return GridObject(
+        pixels[first_row : rows[-1] + 1, first_col : cols[-1] + 1], top + first_row, left + first_col
+    )

@@ -1,0 +1,86 @@
+"""Contours: keep only the outline of an object, or grow it outwards by one cell on every side."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision_bench.tasks.grid import GridObject
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.cells import (
+    contour_mask,
+    has_holes,
+    is_one_piece,
+    most_frequent_color,
+    next_color,
+)
+
+MIN_EMPTY_SIDE = 3
+MIN_EMPTY_CELLS = 6
+
+
+def _solid_enough_to_empty(obj: GridObject) -> str | None:
+    if obj.height < MIN_EMPTY_SIDE or obj.width < MIN_EMPTY_SIDE:
+        return f"its bounding box is smaller than {MIN_EMPTY_SIDE}x{MIN_EMPTY_SIDE}"
+    if obj.n_cells < MIN_EMPTY_CELLS:
+        return f"it has only {obj.n_cells} cells"
+    mask = obj.mask
+    if not is_one_piece(mask):
+        return "it is not one 8-connected piece"
+    if has_holes(mask):
+        return "it already has an enclosed hole"
+    return None
+
+
+def empty_inside_pixels(obj: GridObject) -> GridObject:
+    """Keep the contour cells: object cells with a 4-neighbour that is background or outside the box."""
+    return GridObject(np.where(contour_mask(obj.mask), obj.pixels, 0).astype(np.uint8), obj.top, obj.left)
+
+
+def _extended(obj: GridObject) -> np.ndarray:
+    """The (h + 2) x (w + 2) box: the object in the middle, each edge row/column copied outwards, corners empty."""
+    pixels = obj.pixels
+    grown = np.zeros((obj.height + 2, obj.width + 2), dtype=np.uint8)
+    grown[1:-1, 1:-1] = pixels
+    grown[0, 1:-1] = pixels[0]
+    grown[-1, 1:-1] = pixels[-1]
+    grown[1:-1, 0] = pixels[:, 0]
+    grown[1:-1, -1] = pixels[:, -1]
+    return grown
+
+
+def extend_contours_same_color(obj: GridObject) -> GridObject:
+    return GridObject(_extended(obj), obj.top - 1, obj.left - 1)
+
+
+def extend_contours_different_color(obj: GridObject) -> GridObject:
+    """Like the same-color extension, but every new cell takes next(most frequent color)."""
+    grown = _extended(obj)
+    color = next_color(most_frequent_color(obj.pixels))
+    for edge in (grown[0], grown[-1], grown[:, 0], grown[:, -1]):
+        edge[edge != 0] = color
+    return GridObject(grown, obj.top - 1, obj.left - 1)
+
+
+ENTRIES = (
+    Transformation(
+        "empty_inside_pixels",
+        "keep only the object's contour: cells with a 4-neighbour that is background or outside it",
+        f"single 8-connected objects without enclosed holes, a bounding box of at least "
+        f"{MIN_EMPTY_SIDE}x{MIN_EMPTY_SIDE} and at least {MIN_EMPTY_CELLS} cells",
+        empty_inside_pixels,
+        _solid_enough_to_empty,
+    ),
+    Transformation(
+        "extend_contours_same_color",
+        "grow the bounding box by one cell on every side, copying each edge cell outwards (corners stay empty)",
+        ANY_OBJECT,
+        extend_contours_same_color,
+    ),
+    Transformation(
+        "extend_contours_different_color",
+        "grow the bounding box by one cell on every side like extend_contours_same_color, "
+        "new cells in the color after the most frequent color",
+        ANY_OBJECT,
+        extend_contours_different_color,
+    ),
+)

@@ -1,0 +1,73 @@
+"""Pads: a full row or column of a fixed color added on one side (or a frame on all four)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision_bench.tasks.grid import GridObject
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+
+PAD_TOP_COLOR = 8
+PAD_BOTTOM_COLOR = 9
+PAD_LEFT_COLOR = 7
+PAD_RIGHT_COLOR = 6
+
+
+def pad_top(obj: GridObject) -> GridObject:
+    padded = np.empty((obj.height + 1, obj.width), dtype=np.uint8)
+    padded[0] = PAD_TOP_COLOR
+    padded[1:] = obj.pixels
+    return GridObject(padded, obj.top - 1, obj.left)
+
+
+def pad_bottom(obj: GridObject) -> GridObject:
+    padded = np.empty((obj.height + 1, obj.width), dtype=np.uint8)
+    padded[:-1] = obj.pixels
+    padded[-1] = PAD_BOTTOM_COLOR
+    return GridObject(padded, obj.top, obj.left)
+
+
+def pad_left(obj: GridObject) -> GridObject:
+    padded = np.empty((obj.height, obj.width + 1), dtype=np.uint8)
+    padded[:, 0] = PAD_LEFT_COLOR
+    padded[:, 1:] = obj.pixels
+    return GridObject(padded, obj.top, obj.left - 1)
+
+
+def pad_right(obj: GridObject) -> GridObject:
+    padded = np.empty((obj.height, obj.width + 1), dtype=np.uint8)
+    padded[:, :-1] = obj.pixels
+    padded[:, -1] = PAD_RIGHT_COLOR
+    return GridObject(padded, obj.top, obj.left)
+
+
+def pad_shape(obj: GridObject) -> GridObject:
+    """A one-cell frame; the left and right columns are drawn last, so they own the four corners."""
+    padded = np.empty((obj.height + 2, obj.width + 2), dtype=np.uint8)
+    padded[1:-1, 1:-1] = obj.pixels
+    padded[0] = PAD_TOP_COLOR
+    padded[-1] = PAD_BOTTOM_COLOR
+    padded[:, 0] = PAD_LEFT_COLOR
+    padded[:, -1] = PAD_RIGHT_COLOR
+    return GridObject(padded, obj.top - 1, obj.left - 1)
+
+
+ENTRIES = (
+    Transformation("pad_top", f"add a full row of color {PAD_TOP_COLOR} above the object", ANY_OBJECT, pad_top),
+    Transformation(
+        "pad_bottom", f"add a full row of color {PAD_BOTTOM_COLOR} below the object", ANY_OBJECT, pad_bottom
+    ),
+    Transformation(
+        "pad_left", f"add a full column of color {PAD_LEFT_COLOR} left of the object", ANY_OBJECT, pad_left
+    ),
+    Transformation(
+        "pad_right", f"add a full column of color {PAD_RIGHT_COLOR} right of the object", ANY_OBJECT, pad_right
+    ),
+    Transformation(
+        "pad_shape",
+        f"frame the object: color {PAD_TOP_COLOR} above, {PAD_BOTTOM_COLOR} below, {PAD_LEFT_COLOR} left "
+        f"and {PAD_RIGHT_COLOR} right (the columns cover the corners)",
+        ANY_OBJECT,
+        pad_shape,
+    ),
+)
