@@ -1,0 +1,101 @@
+"""`vision-bench generate`: a study or config as grid-task Parquet files, one per split, plus manifest.json.
+
+Every split is written under a temporary name and renamed only when all splits are done;
+manifest.json comes last, so a folder with a manifest is complete and nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+NAME = "generate"
+HELP = "generate grid tasks (input, output, sequence, frames, objects) as one Parquet file per split"
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _workers(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--study", metavar="ID", help="a study preset, e.g. compgen/C1/1 (see `vision-bench studies`)")
+    source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--n-train", type=_count, metavar="N", help="training samples")
+    parser.add_argument("--n-val", type=_count, metavar="N", help="samples in val_id and in val_ood")
+    parser.add_argument("--n-test", type=_count, metavar="N", help="samples in test_id and in test_ood")
+    parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (overrides the config's)")
+    parser.add_argument("--workers", type=_workers, default=1, metavar="W", help="worker processes (default 1)")
+    parser.add_argument("--force", action="store_true", help="replace a dataset already in --out")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+    import platform
+    from pathlib import Path
+
+    import numpy as np
+    import pyarrow
+    from tqdm import tqdm
+
+    from vision_bench import __version__
+    from vision_bench.errors import ConfigError
+    from vision_bench.tasks.config import SPLITS, TaskConfig
+    from vision_bench.tasks.formats import write_parquet
+    from vision_bench.tasks.generator import LIBRARY_SEED, iter_split
+    from vision_bench.tasks.studies import get_study
+
+    config = get_study(args.study) if args.study else TaskConfig.from_yaml(args.config)
+    counts = config.samples.model_dump()
+    for value, splits in ((args.n_train, ("train",)), (args.n_val, ("val_id", "val_ood")),
+                          (args.n_test, ("test_id", "test_ood"))):
+        if value is not None:
+            counts.update(dict.fromkeys(splits, value))
+    update = {"samples": counts} | ({"seed": args.seed} if args.seed is not None else {})
+    config = TaskConfig.from_dict({**config.to_dict(), **update})
+    out = Path(args.out)
+    manifest_path = out / "manifest.json"
+    if manifest_path.exists() and not args.force:
+        raise ConfigError(f"{out} already holds a dataset (manifest.json); choose another --out or pass --force")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path.unlink(missing_ok=True)
+    partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
+    try:
+        for split in SPLITS:
+            with tqdm(total=config.count(split), desc=split, unit="pair", disable=None) as bar:
+                write_parquet(iter_split(config, split, workers=args.workers, progress=bar.update), partial[split])
+        for split in SPLITS:
+            os.replace(partial[split], out / f"{split}.parquet")
+    finally:
+        for path in partial.values():
+            path.unlink(missing_ok=True)
+    manifest = {
+        "kind": "vision-bench grid tasks",
+        "study": args.study,
+        "config_file": args.config,
+        "seed": config.seed,
+        "library_seed": LIBRARY_SEED,
+        "counts": {split: config.count(split) for split in SPLITS},
+        "files": {split: f"{split}.parquet" for split in SPLITS},
+        "config": config.to_dict(),
+        "versions": {"vision_bench": __version__, "python": platform.python_version(), "numpy": np.__version__,
+                     "pyarrow": pyarrow.__version__},
+    }
+    temporary = out / ".manifest.json.partial"
+    temporary.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, manifest_path)
+    total = sum(manifest["counts"].values())
+    print(f"{out}: wrote {total} pairs in {len(SPLITS)} Parquet files and manifest.json")
+    return 0

@@ -1,0 +1,26 @@
+"""`vision-bench studies`: list the study presets, one id per line with a short description."""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "studies"
+HELP = ("list the study presets (CompGen, EnvGen, alpha) usable with --study; any "
+        "alpha/<transformation>/<alpha> with alpha in [0, 1] also works")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prefix", nargs="?", default="", help="only ids starting with this, e.g. compgen or envgen/G2")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision_bench.errors import UnknownNameError
+    from vision_bench.tasks.studies import STUDIES
+
+    names = [name for name in STUDIES.names() if name.startswith(args.prefix)]
+    if not names:
+        raise UnknownNameError(f"no study id starts with {args.prefix!r}; run `vision-bench studies` to list them all")
+    width = max(map(len, names))
+    for name in names:
+        print(f"{name:<{width}}  {STUDIES.description(name)}")
+    return 0

@@ -1,0 +1,71 @@
+"""Atomic file writes: write to a temporary name in the same directory, then rename over the target.
+
+A reader (or a re-run after `kill -9`) therefore sees either the complete old file, the complete new
+file or no file, never half of one. A failing write (a full disk) removes its temporary file and
+re-raises the `OSError` with the target's path, so the message names the file that could not be
+written.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+TEMP_MARK = ".tmp-"
+
+
+def temp_path_for(path: Path) -> Path:
+    """A unique hidden sibling of `path` to write into before the rename."""
+    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def is_temp_file(path: Path) -> bool:
+    return path.name.startswith(".") and TEMP_MARK in path.name
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
+    """Write `data` to `path` atomically (fsync first when the file must survive a power cut)."""
+    target = Path(path)
+    temp = temp_path_for(target)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror or str(error), str(target)) from error
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path for a writer that takes a file name; rename it to `path` on success.
+
+    On failure the temporary file is removed and an `OSError` is re-raised naming `path`.
+    """
+    target = Path(path)
+    temp = temp_path_for(target)
+    try:
+        yield temp
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror or str(error), str(target)) from error
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, fsync: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
+
+
+__all__ = ["TEMP_MARK", "atomic_output", "atomic_write_bytes", "atomic_write_text", "is_temp_file", "temp_path_for"]

@@ -1,0 +1,290 @@
+"""Generate, render and write a dataset in one pass: sharded, parallel, resumable, verifiable.
+
+The export is a set of shards (fixed index ranges per split, see `shards`). One worker writes a
+shard: its files go through temporary names and renames, then a progress marker
+(`_progress/{shard}.json`) records their SHA-256 and sizes. A shard whose record exists and whose
+files still have the recorded sizes is complete and skipped on a re-run. Whoever finds every shard
+complete (the end of a single run, or any run of a sharded export) writes `manifest.json` from the
+records, last, then removes the markers and any temporary files a killed run left. A manifest
+therefore never describes an unfinished file, and the union of sharded runs plus the manifest is
+byte-identical to a single-machine export.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from render.spec import RenderSpec
+from vision_bench.data import sources
+from vision_bench.data.atomic import atomic_write_text, is_temp_file
+from vision_bench.data.errors import DataError, ManifestError
+from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
+from vision_bench.data.manifest import (
+    FORMAT_VERSION,
+    MANIFEST_KIND,
+    MANIFEST_NAME,
+    FileRecord,
+    canonical_json,
+    fingerprint,
+    library_versions,
+    read_manifest,
+    shard_file_records,
+    write_manifest,
+)
+from vision_bench.data.pool import run_tasks
+from vision_bench.data.shards import DEFAULT_SHARD_SIZE, Shard, plan_shards, select_shards
+
+PROGRESS_DIR = "_progress"
+CLAIM_NAME = "export.json"
+IMAGE_FORMATS = ("png", "jpeg")
+Records = dict[str, FileRecord]
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What, besides the task config and the render spec, decides an export's bytes."""
+
+    format: str = DEFAULT_FORMAT
+    image_format: str = "png"
+    frames: bool = False
+    masks: bool = False
+    shard_size: int = DEFAULT_SHARD_SIZE
+
+    def __post_init__(self) -> None:
+        FORMATS[self.format]
+        if self.image_format not in IMAGE_FORMATS:
+            raise DataError(f"unknown image format {self.image_format!r}; use one of {', '.join(IMAGE_FORMATS)}")
+        if self.format == "grids" and (self.frames or self.masks):
+            raise DataError("--frames and --masks need an image format (folder, parquet or webdataset), not grids")
+        if self.format == "parquet" and self.frames:
+            raise DataError("--frames needs the folder or webdataset format; parquet keeps frame grids in 'frames'")
+        plan_shards({}, self.shard_size)
+
+
+@dataclass(frozen=True)
+class ShardContext:
+    """Everything a format module needs to write one shard."""
+
+    spec: RenderSpec
+    options: ExportOptions
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """One shard to write, in picklable form for spawned worker processes."""
+
+    root: str
+    settings: dict[str, Any]
+    fingerprint: str
+    shard: Shard
+
+
+@dataclass
+class ExportResult:
+    root: Path
+    written: list[Shard] = field(default_factory=list)
+    skipped: list[Shard] = field(default_factory=list)
+    incomplete: int = 0
+    manifest: Path | None = None
+
+
+def export_shard(job: ShardJob) -> Shard:
+    """Generate, render and write one shard, then mark it complete (runs in a worker process)."""
+    root = Path(job.root)
+    options = ExportOptions(**job.settings["options"])
+    config = sources.config_from_dict(job.settings["config"])
+    context = ShardContext(RenderSpec.from_dict(job.settings["render_spec"]), options)
+    samples = sources.generate(config, job.shard.split, job.shard.start, job.shard.stop)
+    files = FORMATS[options.format].module().write_shard(root, job.shard, samples, context)
+    _write_marker(root, job.shard, job.fingerprint, files)
+    return job.shard
+
+
+def _marker_path(root: Path, shard: Shard) -> Path:
+    return root / PROGRESS_DIR / f"{shard.name}.json"
+
+
+def _write_marker(root: Path, shard: Shard, expected_fingerprint: str, files: Mapping[str, FileRecord]) -> None:
+    marker = {
+        "fingerprint": expected_fingerprint,
+        "shard": _shard_entry(shard, files),
+    }
+    atomic_write_text(_marker_path(root, shard), canonical_json(marker), fsync=True)
+
+
+def _shard_entry(shard: Shard, files: Mapping[str, FileRecord]) -> dict[str, Any]:
+    return {
+        "split": shard.split,
+        "start": shard.start,
+        "stop": shard.stop,
+        "files": {name: record.to_dict() for name, record in sorted(files.items())},
+    }
+
+
+def _read_marker(root: Path, shard: Shard, expected_fingerprint: str) -> Records | None:
+    """The shard's recorded files, None without a (readable) marker; another export's marker is an error."""
+    path = _marker_path(root, shard)
+    try:
+        marker = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if marker.get("fingerprint") != expected_fingerprint:
+        raise DataError(
+            f"{path}: {root} holds another export in progress (other settings); "
+            "use another --out directory or delete this one"
+        )
+    return {name: FileRecord.from_dict(record) for name, record in marker["shard"]["files"].items()}
+
+
+def _is_complete(root: Path, records: Records | None) -> bool:
+    """Recorded, and every recorded file present with its recorded size."""
+    if not records:
+        return False
+    for name, record in records.items():
+        path = root / name
+        if not path.is_file() or path.stat().st_size != record.size:
+            return False
+    return True
+
+
+def _finished_records(root: Path, expected_fingerprint: str) -> dict[str, Records] | None:
+    """Per-shard records of a finished export with the same settings; None without a manifest."""
+    if not (root / MANIFEST_NAME).is_file():
+        return None
+    manifest = read_manifest(root)
+    if manifest.get("fingerprint") != expected_fingerprint:
+        raise ManifestError(
+            f"{root / MANIFEST_NAME}: {root} already holds an export with other settings; "
+            "use another --out directory or delete this one"
+        )
+    return shard_file_records(manifest)
+
+
+def _claim(root: Path, settings: dict[str, Any], expected_fingerprint: str, finished: bool) -> None:
+    """Mark `root` as holding this export in progress, or refuse a directory that holds something else.
+
+    The claim (`_progress/export.json`, written before any data file) is what lets a re-run after
+    `kill -9` tell its own half-written files from a foreign directory's.
+    """
+    path = root / PROGRESS_DIR / CLAIM_NAME
+    if path.is_file():
+        try:
+            claimed = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            claimed = None
+        if claimed != expected_fingerprint:
+            raise DataError(
+                f"{path}: {root} holds another export in progress (other settings); "
+                "use another --out directory or delete this one"
+            )
+        return
+    if not finished and any(entry.name != PROGRESS_DIR for entry in root.iterdir()):
+        raise DataError(
+            f"{root} is not empty and holds no export (no {MANIFEST_NAME}, no {PROGRESS_DIR}/{CLAIM_NAME}); "
+            "choose an empty or new --out directory"
+        )
+    path.parent.mkdir(exist_ok=True)
+    atomic_write_text(path, canonical_json({"fingerprint": expected_fingerprint, "settings": settings}), fsync=True)
+
+
+def settings_of(config: Any, spec: RenderSpec, options: ExportOptions) -> dict[str, Any]:
+    """The full settings of an export, as stored in its manifest and hashed into its fingerprint."""
+    return {
+        "format": options.format,
+        "config": sources.config_to_dict(config),
+        "render_spec": spec.to_dict(),
+        "options": asdict(options),
+    }
+
+
+def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerprint: str,
+                          records: Mapping[Shard, Records], counts: Mapping[str, int]) -> Path:
+    """The manifest from every shard's record; then drop the markers and stray temporary files.
+
+    Two runs finishing together both get here with the same records and write the same bytes.
+    """
+    shards = list(records)
+    manifest = {
+        "kind": MANIFEST_KIND,
+        "format_version": FORMAT_VERSION,
+        "format": settings["format"],
+        "fingerprint": expected_fingerprint,
+        "settings": settings,
+        "versions": library_versions(),
+        "splits": {
+            split: {"count": count, "shards": sum(1 for shard in shards if shard.split == split)}
+            for split, count in counts.items()
+        },
+        "shards": {shard.name: _shard_entry(shard, files) for shard, files in records.items()},
+    }
+    path = write_manifest(root, manifest)
+    shutil.rmtree(root / PROGRESS_DIR, ignore_errors=True)
+    for leftover in [p for p in root.rglob(".*") if p.is_file() and is_temp_file(p)]:
+        leftover.unlink(missing_ok=True)
+    return path
+
+
+def _withdraw_manifest(root: Path, records: Mapping[Shard, Records | None], complete: set[Shard],
+                       expected_fingerprint: str) -> None:
+    """A finished export lost files: keep its complete shards as markers, then remove the manifest."""
+    for shard in complete:
+        if not _marker_path(root, shard).is_file():
+            _write_marker(root, shard, expected_fingerprint, records[shard] or {})
+    (root / MANIFEST_NAME).unlink()
+
+
+def export_dataset(
+    config: Any,
+    spec: RenderSpec,
+    out: str | Path,
+    options: ExportOptions | None = None,
+    *,
+    workers: int = 1,
+    num_shards: int = 1,
+    shard_index: int = 0,
+    on_shard_done: Callable[[Shard], None] | None = None,
+) -> ExportResult:
+    """Export `config` rendered with `spec` into `out`; the same call again resumes or confirms it.
+
+    `num_shards` / `shard_index` pick this run's share of the shards (for many machines);
+    `workers` local processes write them. The manifest is written once every shard is complete.
+    """
+    options = options or ExportOptions()
+    root = Path(out)
+    counts = sources.split_counts(config)
+    shards = plan_shards(counts, options.shard_size)
+    mine = select_shards(shards, num_shards, shard_index)
+    settings = settings_of(config, spec, options)
+    expected = fingerprint(settings)
+    root.mkdir(parents=True, exist_ok=True)
+    finished = _finished_records(root, expected)
+    records = {s: _read_marker(root, s, expected) or (finished or {}).get(s.name) for s in shards}
+    complete = {s for s in shards if _is_complete(root, records[s])}
+    if finished is not None and len(complete) == len(shards):
+        return ExportResult(root, skipped=mine, manifest=root / MANIFEST_NAME)
+    _claim(root, settings, expected, finished is not None)
+    if finished is not None:
+        _withdraw_manifest(root, records, complete, expected)
+    result = ExportResult(root, skipped=[s for s in mine if s in complete])
+    jobs = [ShardJob(str(root), settings, expected, s) for s in mine if s not in complete]
+    for shard in run_tasks(export_shard, jobs, workers):
+        result.written.append(shard)
+        if on_shard_done is not None:
+            on_shard_done(shard)
+    result.written.sort(key=shards.index)
+    final = {s: _read_marker(root, s, expected) for s in shards}
+    result.incomplete = sum(1 for s in shards if not _is_complete(root, final[s]))
+    if result.incomplete == 0:
+        complete_records = {s: final[s] or {} for s in shards}
+        result.manifest = _write_final_manifest(root, settings, expected, complete_records, counts)
+    elif _finished_records(root, expected) is not None:
+        result.incomplete, result.manifest = 0, root / MANIFEST_NAME
+    return result
+
+
+__all__ = ["ExportOptions", "ExportResult", "ShardContext", "export_dataset", "export_shard", "settings_of"]

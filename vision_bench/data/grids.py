@@ -1,0 +1,33 @@
+"""The `grids` export (default): the generator's Parquet per shard, no images.
+
+Compact and exact: `{split}/part-{shard:05d}.parquet` as `vision_bench.tasks.formats.write_parquet`
+writes it (COGITAO's public columns plus this project's), rendered when read, on the CPU by
+`GridsDataset` or on the training device by `to_device_batch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vision_bench.data.atomic import atomic_output
+from vision_bench.data.manifest import FileRecord, digest_file
+from vision_bench.data.parquet_images import parquet_rows, part_name
+
+
+def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+    from vision_bench.tasks.formats import write_parquet
+
+    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    name = part_name(shard.split, shard.number)
+    with atomic_output(root / name) as temp:
+        write_parquet(list(samples), temp)
+    return {name: digest_file(root / name)}
+
+
+def count_samples(root: Path, split: str, files: Sequence[str]) -> int:
+    return sum(parquet_rows(root / name) for name in files)
+
+
+__all__ = ["count_samples", "write_shard"]

@@ -1,0 +1,107 @@
+"""Image-pair datasets made elsewhere, as torch Datasets without grids.
+
+Two layouts are read:
+
+- SVIB: one folder per episode holding `source.png` (the input) and `target.png` (any depth below
+  the root, e.g. `train/00001/source.png`).
+- A plain folder of `NAME_input.png` / `NAME_target.png` pairs (any image suffix PIL reads).
+
+Items carry `input`, `target`, `split`, `index` and `key` (the episode folder or `NAME`) but no
+grid keys, so models can still be scored on pixel and perceptual metrics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from torch.utils.data import Dataset
+
+from vision_bench.data.errors import DataError
+from vision_bench.data.images import load_image_tensor
+
+SVIB_INPUT = "source.png"
+SVIB_TARGET = "target.png"
+_INPUT_SUFFIX = "_input"
+_TARGET_SUFFIX = "_target"
+
+
+class ImagePairDataset(Dataset):
+    """Input / target image files, one pair per item, in a fixed (sorted) order."""
+
+    def __init__(self, pairs: list[tuple[str, Path, Path]], split: str) -> None:
+        self.pairs = pairs
+        self.split = split
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        key, input_path, target_path = self.pairs[index]
+        return {
+            "input": load_image_tensor(input_path),
+            "target": load_image_tensor(target_path),
+            "split": self.split,
+            "index": index,
+            "key": key,
+        }
+
+
+def _existing_folder(root: str | Path) -> Path:
+    path = Path(root)
+    if not path.is_dir():
+        raise DataError(f"{path}: not a folder; pass the folder that holds the image pairs")
+    return path
+
+
+def svib_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
+    """Every SVIB episode under `root`: (episode path relative to root, source, target)."""
+    folder = _existing_folder(root)
+    pairs = []
+    for source in sorted(folder.rglob(SVIB_INPUT)):
+        target = source.with_name(SVIB_TARGET)
+        if not target.is_file():
+            raise DataError(f"{target}: missing; every SVIB episode folder needs {SVIB_INPUT} and {SVIB_TARGET}")
+        pairs.append((source.parent.relative_to(folder).as_posix(), source, target))
+    if not pairs:
+        raise DataError(f"{folder}: no SVIB episodes (folders with {SVIB_INPUT} and {SVIB_TARGET}) found")
+    return pairs
+
+
+def folder_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
+    """Every `NAME_input.*` / `NAME_target.*` pair directly in `root`, sorted by NAME."""
+    folder = _existing_folder(root)
+    inputs = {p.stem[: -len(_INPUT_SUFFIX)]: p for p in folder.iterdir() if p.stem.endswith(_INPUT_SUFFIX)}
+    targets = {p.stem[: -len(_TARGET_SUFFIX)]: p for p in folder.iterdir() if p.stem.endswith(_TARGET_SUFFIX)}
+    unpaired = sorted(set(inputs) ^ set(targets))
+    if unpaired:
+        name = unpaired[0]
+        have, lack = (inputs[name], _TARGET_SUFFIX) if name in inputs else (targets[name], _INPUT_SUFFIX)
+        raise DataError(f"{have}: has no matching {name}{lack} image; add it or remove {have.name}")
+    if not inputs:
+        raise DataError(f"{folder}: no NAME{_INPUT_SUFFIX}.png / NAME{_TARGET_SUFFIX}.png pairs found")
+    return [(name, inputs[name], targets[name]) for name in sorted(inputs)]
+
+
+def open_svib(root: str | Path, split: str | None = None) -> ImagePairDataset:
+    """SVIB episodes under `root`; `split` labels the items (default: the folder's name)."""
+    return ImagePairDataset(svib_pairs(root), split or Path(root).name)
+
+
+def open_pair_folder(root: str | Path, split: str | None = None) -> ImagePairDataset:
+    """`*_input.png` / `*_target.png` pairs in `root`; `split` labels the items (default: folder name)."""
+    return ImagePairDataset(folder_pairs(root), split or Path(root).name)
+
+
+def looks_like_svib(root: str | Path) -> bool:
+    return next(Path(root).rglob(SVIB_INPUT), None) is not None
+
+
+__all__ = [
+    "ImagePairDataset",
+    "folder_pairs",
+    "looks_like_svib",
+    "open_pair_folder",
+    "open_svib",
+    "svib_pairs",
+]

@@ -1,0 +1,80 @@
+"""Dataset items: the dict every loader yields, built the same way from every source.
+
+Keys: `input_grid`, `target_grid` (long (h, w)), `task_code` (long (4,)), `sequence` (tuple of
+names), `split`, `index`, `task_key`, `render_seed` (the seed that draws this sample's images), and,
+unless images are rendered later on the training device, `input` and `target` (float (3, H, W) in
+[0, 1]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from render.raster import render_batch
+from render.spec import RenderSpec
+from vision_bench.data.errors import DataError
+from vision_bench.data.images import batch_tensor
+from vision_bench.data.sources import render_seed
+
+RENDER_ON = ("cpu", "device")
+
+
+def check_render_on(render_on: str) -> str:
+    if render_on not in RENDER_ON:
+        raise DataError(f"render_on must be 'cpu' (images in every item) or 'device' (grids only), got {render_on!r}")
+    return render_on
+
+
+def grid_item(
+    input_grid: np.ndarray,
+    target_grid: np.ndarray,
+    *,
+    task_code: Sequence[int],
+    sequence: Sequence[str],
+    split: str,
+    index: int,
+    task_key: str,
+    seed: int | None,
+) -> dict[str, Any]:
+    """An item without images; `render_seed` follows from (seed, split, index)."""
+    return {
+        "input_grid": torch.from_numpy(np.array(input_grid, dtype=np.int64)),
+        "target_grid": torch.from_numpy(np.array(target_grid, dtype=np.int64)),
+        "task_code": torch.as_tensor(list(task_code), dtype=torch.long),
+        "sequence": tuple(sequence),
+        "split": split,
+        "index": int(index),
+        "task_key": task_key,
+        "render_seed": render_seed(seed, split, int(index)),
+    }
+
+
+def sample_item(sample: Any) -> dict[str, Any]:
+    """An item without images from a generator `TaskSample`."""
+    return grid_item(
+        sample.input,
+        sample.output,
+        task_code=sample.task_code,
+        sequence=sample.sequence,
+        split=sample.split,
+        index=sample.index,
+        task_key=sample.task_key,
+        seed=sample.seed,
+    )
+
+
+def add_rendered_images(items: Sequence[dict[str, Any]], spec: RenderSpec) -> None:
+    """Render every item's input and target grid with its own seed, in one batched call."""
+    grids = [item["input_grid"].numpy() for item in items] + [item["target_grid"].numpy() for item in items]
+    seeds = [item["render_seed"] for item in items] * 2
+    images = batch_tensor(render_batch(grids, spec, seeds))
+    count = len(items)
+    for i, item in enumerate(items):
+        item["input"], item["target"] = images[i], images[count + i]
+
+
+__all__ = ["RENDER_ON", "add_rendered_images", "check_render_on", "grid_item", "sample_item"]

@@ -1,0 +1,126 @@
+"""The `parquet` export: tables whose image columns Hugging Face `datasets` decodes as `Image` features.
+
+`datasets` stores an image as a struct `{bytes: binary, path: string}` and recognises the column as
+an `Image` feature from the `huggingface` key of the Arrow schema metadata
+(`{"info": {"features": {column: {"_type": "Image"}}}}`). Columns not named there keep the type
+`datasets` infers from Arrow, so the metadata columns load as plain values next to the images.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from vision_bench.data.atomic import atomic_write_bytes
+from vision_bench.data.errors import CorruptFileError, DataError
+from vision_bench.data.manifest import FileRecord, digest_bytes
+from vision_bench.data.records import metadata_table
+from vision_bench.data.shard_images import encode_samples
+
+IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+HF_METADATA_KEY = b"huggingface"
+
+
+def image_column(encoded: Sequence[bytes], paths: Sequence[str]) -> pa.StructArray:
+    """One image per row: the encoded file bytes and the name it would have as a file."""
+    return pa.StructArray.from_arrays(
+        [pa.array(list(encoded), type=pa.binary()), pa.array(list(paths), type=pa.string())],
+        fields=list(IMAGE_TYPE),
+    )
+
+
+def with_image_features(table: pa.Table, image_columns: Sequence[str]) -> pa.Table:
+    """Mark `image_columns` as Hugging Face `Image` features in the schema metadata."""
+    features = {name: {"_type": "Image"} for name in image_columns}
+    metadata = dict(table.schema.metadata or {})
+    metadata[HF_METADATA_KEY] = json.dumps({"info": {"features": features}}, sort_keys=True).encode()
+    return table.replace_schema_metadata(metadata)
+
+
+def image_feature_columns(schema: pa.Schema) -> list[str]:
+    """Names of the columns a schema marks as Hugging Face `Image` features."""
+    raw = (schema.metadata or {}).get(HF_METADATA_KEY)
+    if raw is None:
+        return []
+    features = json.loads(raw).get("info", {}).get("features") or {}
+    return [name for name, feature in features.items() if feature.get("_type") == "Image"]
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """The table as Parquet file bytes (deterministic for equal tables and library versions)."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    return buffer.getvalue()
+
+
+def write_parquet_file(root: Path, name: str, table: pa.Table) -> dict[str, FileRecord]:
+    """Write `table` atomically to `root/name`; its record for the manifest."""
+    data = parquet_bytes(table)
+    atomic_write_bytes(root / name, data)
+    return {name: digest_bytes(data)}
+
+
+def read_parquet_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """A Parquet file's table; a damaged or truncated file raises `CorruptFileError` naming it."""
+    try:
+        return pq.read_table(path, columns=list(columns) if columns is not None else None)
+    except (pa.ArrowException, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
+
+
+def parquet_rows(path: Path) -> int:
+    """Row count from the Parquet footer (no data read)."""
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except (pa.ArrowException, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
+
+
+def part_name(split: str, number: int, extension: str = "parquet") -> str:
+    """`{split}/part-{number:05d}.{extension}`: the file of one shard in single-file-per-shard formats."""
+    return f"{split}/part-{number:05d}.{extension}"
+
+
+def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+    """One Parquet file per shard: the metadata columns, then `input` / `target` (and mask) images."""
+    if context.options.frames:
+        raise DataError("--frames needs the folder or webdataset format; parquet keeps frame grids in 'frames'")
+    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    encoded = encode_samples(samples, context)
+    stems = [f"{sample.index:08d}" for sample in samples]
+    image_names = [name for name in encoded[0]] if encoded else []
+    columns = {}
+    for name in image_names:
+        field = name.split(".")[0]
+        columns[field] = image_column([files[name] for files in encoded], [f"{s}_{name}" for s in stems])
+    table = with_image_features(metadata_table(samples, columns), list(columns))
+    return write_parquet_file(root, part_name(shard.split, shard.number), table)
+
+
+def count_samples(root: Path, split: str, files: Sequence[str]) -> int:
+    return sum(parquet_rows(root / name) for name in files)
+
+
+__all__ = [
+    "IMAGE_TYPE",
+    "count_samples",
+    "image_column",
+    "image_feature_columns",
+    "parquet_bytes",
+    "parquet_rows",
+    "part_name",
+    "read_parquet_table",
+    "with_image_features",
+    "write_parquet_file",
+    "write_shard",
+]

@@ -1,0 +1,294 @@
+"""`TaskConfig`: what a generated dataset contains, validated once, loaded from and saved to YAML.
+
+A config fixes the grid size range, the number of objects, the object filter(s), the connectivity
+and either a transformation pool with a depth range or an explicit list of sequences; it gives a
+sample count per split and, under `splits`, per-split overrides (out-of-distribution splits
+usually change the grid size, the object count, the object filter or the sequences). Unknown keys
+and bad values raise `ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from render.grid import MAX_SIDE
+from vision_bench.errors import ConfigError, UserError
+from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.task_code import TASK_CODE_LENGTH
+from vision_bench.tasks.transformations import resolve_sequence
+
+SPLITS = ("train", "val_id", "val_ood", "test_id", "test_ood")
+Split = Literal["train", "val_id", "val_ood", "test_id", "test_ood"]
+
+
+def _as_range(value: Any) -> Any:
+    """`5` -> (5, 5); `[2, 4]` -> (2, 4); anything else is left for the type check to reject."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _ordered(value: tuple[int, int]) -> tuple[int, int]:
+    if value[0] > value[1]:
+        raise ValueError(f"the range [{value[0]}, {value[1]}] is empty; write [low, high] with low <= high")
+    return value
+
+
+def _range(low: int, high: int | None = None) -> Any:
+    """A [low, high] pair of integers within the bounds, written as one integer or a two-item list."""
+    bound = Annotated[int, Field(ge=low, le=high)]
+    return Annotated[tuple[bound, bound], BeforeValidator(_as_range), AfterValidator(_ordered)]
+
+
+GridRange = _range(1, MAX_SIDE)
+CountRange = _range(1)
+DepthRange = _range(1, TASK_CODE_LENGTH)
+
+
+def _filters(value: Any) -> Any:
+    """One filter (a mapping) or a list of them; each object draws one of them (see the generator)."""
+    return (value,) if isinstance(value, (dict, ObjectFilter)) else value
+
+
+def _names(value: tuple[str, ...]) -> tuple[str, ...]:
+    try:
+        resolve_sequence(value)
+    except UserError as error:
+        raise ValueError(str(error)) from None
+    return value
+
+
+def _sequences(value: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    if not value:
+        raise ValueError("the list of sequences is empty; give at least one sequence")
+    for sequence in value:
+        if not 1 <= len(sequence) <= TASK_CODE_LENGTH:
+            raise ValueError(f"sequence {list(sequence)} has {len(sequence)} steps; use 1 to {TASK_CODE_LENGTH}")
+        _names(sequence)
+    return tuple(dict.fromkeys(value))
+
+
+ObjectFilters = Annotated[tuple[ObjectFilter, ...], BeforeValidator(_filters), Field(min_length=1)]
+Names = Annotated[tuple[str, ...], AfterValidator(_names), Field(min_length=1)]
+Sequences = Annotated[tuple[tuple[str, ...], ...], AfterValidator(_sequences)]
+
+
+class SampleCounts(BaseModel):
+    """How many samples each split holds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    train: int = Field(1000, ge=0)
+    val_id: int = Field(100, ge=0)
+    val_ood: int = Field(100, ge=0)
+    test_id: int = Field(100, ge=0)
+    test_ood: int = Field(100, ge=0)
+
+
+class SplitConfig(BaseModel):
+    """Overrides for one split; unset fields keep the config's value. Setting `sequences` drops the
+    transformation pool and setting `transformations` drops the sequence list."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grid_height: GridRange | None = None
+    grid_width: GridRange | None = None
+    square_grid: bool | None = None
+    n_objects: CountRange | None = None
+    object_filter: ObjectFilters | None = None
+    transformations: Names | None = None
+    depth: DepthRange | None = None
+    sequences: Sequences | None = None
+
+
+class SplitOverrides(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    train: SplitConfig | None = None
+    val_id: SplitConfig | None = None
+    val_ood: SplitConfig | None = None
+    test_id: SplitConfig | None = None
+    test_ood: SplitConfig | None = None
+
+
+class TaskConfig(BaseModel):
+    """A generation config. Sequences come from `transformations` (each step drawn uniformly, repeats
+    allowed, `depth` steps) or from `sequences` (one drawn uniformly); exactly one must be set.
+    `connectivity` (4 or 8) is the one under which every input object is a single piece, unless an
+    object filter asks for connectivity "distance". `square_grid` makes every grid as wide as it is
+    high (the height is drawn from `grid_height`; `grid_width` must then be the same range)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str = ""
+    seed: int = Field(0, ge=0)
+    grid_height: GridRange = (20, 20)
+    grid_width: GridRange = (20, 20)
+    square_grid: bool = False
+    n_objects: CountRange = (1, 4)
+    object_filter: ObjectFilters = (ObjectFilter(),)
+    connectivity: Literal[4, 8] = 8
+    transformations: Names | None = None
+    depth: DepthRange = (1, 1)
+    sequences: Sequences | None = None
+    samples: SampleCounts = SampleCounts()
+    splits: SplitOverrides = SplitOverrides()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskConfig:
+        if (self.transformations is None) == (self.sequences is None):
+            raise ValueError(
+                "set exactly one of 'transformations' (a pool, with 'depth') or 'sequences' "
+                "(an explicit list of transformation sequences)"
+            )
+        if self.sequences is not None and "depth" in self.model_fields_set:
+            raise ValueError("'depth' applies to a 'transformations' pool; remove it when giving 'sequences'")
+        if self.square_grid and self.grid_width != self.grid_height:
+            raise ValueError("square_grid needs grid_width equal to grid_height; set both to the same range")
+        if self.connectivity == 4 and any(f.connectivity == 8 for f in self.object_filter):
+            raise ValueError(
+                "an object filter allows diagonally connected objects (connectivity 8), which split into "
+                "several objects under connectivity 4; use connectivity 8 or filter connectivity 4"
+            )
+        for split in SPLITS:
+            if getattr(self.splits, split) is not None:
+                try:
+                    self.for_split(split)
+                except ConfigError as error:
+                    raise ValueError(str(error)) from None
+        return self
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "config") -> TaskConfig:
+        """Validate a plain mapping (as read from YAML); errors name `source` and the offending key."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a mapping of keys to values, got {type(data).__name__}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            raise ConfigError(f"{source}: {describe_validation_error(error, cls, data)}") from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> TaskConfig:
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path}: not valid YAML: {error}") from None
+        return cls.from_dict(data, source=str(path))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""
+        data: dict[str, Any] = {}
+        plain = self.model_dump(mode="json", exclude={"object_filter", "splits"})
+        for name in type(self).model_fields:
+            if name == "object_filter":
+                data[name] = _dump_filters(self.object_filter)
+            elif name == "splits":
+                splits = {split: _dump_override(getattr(self.splits, split)) for split in SPLITS
+                          if getattr(self.splits, split) is not None}
+                if splits:
+                    data[name] = splits
+            elif plain[name] is not None and not (name == "depth" and self.sequences is not None):
+                data[name] = plain[name]
+        return data
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def for_split(self, split: str) -> TaskConfig:
+        """This config with `split`'s overrides applied and no overrides left."""
+        if split not in SPLITS:
+            raise ConfigError(f"unknown split {split!r}; splits are {', '.join(SPLITS)}")
+        override = getattr(self.splits, split)
+        update: dict[str, Any] = {"splits": SplitOverrides()}
+        if override is not None:
+            update.update(override.model_dump(exclude_none=True))
+            if override.object_filter is not None:
+                update["object_filter"] = override.object_filter
+            if override.sequences is not None:
+                update["transformations"] = None
+            elif override.transformations is not None:
+                update["sequences"] = None
+        data = {**self.model_dump(exclude={"splits", "object_filter"}), "object_filter": self.object_filter}
+        data.update(update)
+        if data["sequences"] is not None:
+            data.pop("depth")
+        try:
+            return TaskConfig.model_validate(data)
+        except ValidationError as error:
+            raise ConfigError(f"splits.{split}: {describe_validation_error(error, TaskConfig)}") from None
+
+    def count(self, split: str) -> int:
+        return int(getattr(self.samples, split))
+
+
+def _dump_override(override: SplitConfig) -> dict[str, Any]:
+    entry = override.model_dump(mode="json", exclude_none=True, exclude={"object_filter"})
+    if override.object_filter is not None:
+        entry["object_filter"] = _dump_filters(override.object_filter)
+    return entry
+
+
+def _dump_filters(filters: tuple[ObjectFilter, ...]) -> dict[str, Any] | list[dict[str, Any]]:
+    dumped = [f.model_dump(mode="json", exclude_defaults=True) for f in filters]
+    return dumped[0] if len(dumped) == 1 else dumped
+
+
+def describe_validation_error(error: ValidationError, model: type[BaseModel], data: Any = None) -> str:
+    """One line per problem: the dotted key as the user wrote it, then what is wrong (unknown keys list the
+    allowed ones). Positions that exist only because a single mapping was accepted as a list are left out."""
+    problems = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in _as_written(data, item["loc"]))
+        if item["type"] == "extra_forbidden":
+            allowed = _allowed_keys(model, item["loc"][:-1])
+            problems.append(f"unknown key {key!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else ""))
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            problems.append(f"{key}: {message}" if key else message)
+    return "; ".join(problems)
+
+
+def _as_written(data: Any, loc: tuple[Any, ...]) -> list[Any]:
+    parts = []
+    for part in loc:
+        if isinstance(part, int) and isinstance(data, dict):
+            continue
+        parts.append(part)
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            data = None
+    return parts
+
+
+def _allowed_keys(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in path:
+        if isinstance(part, int) or current is None:
+            continue
+        field = current.model_fields.get(part)
+        current = _model_in(field.annotation) if field is not None else None
+    return list(current.model_fields) if current is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as `X | None` or `tuple[X, ...]`, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None

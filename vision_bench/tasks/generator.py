@@ -1,0 +1,536 @@
+"""Task generation: objects from the library, placed without touching, transformed step by step.
+
+Reproducibility: sample `index` of `split` depends only on (config, split, index): its RNG is a
+`random.Random` seeded from blake2b(seed, split, index), so any worker count or shard layout
+yields the same dataset, and one sample can be regenerated alone. The object pool is the fixed
+`ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object file; the caches below only
+save work (each holds a pure function of the library, a filter and a sequence).
+
+Disjoint splits: every input grid has one owning split, a fixed hash partition: blake2b of its
+shape and cells mapped to [0, 1) and cut by `OWNER_WEIGHTS`. A split keeps only the inputs it
+owns, so no input grid appears in two splits, whatever their configs and sizes.
+
+Objects: for a drawn sequence, the allowed templates of each object filter are those that survive
+every step in their reference coloring (labels as colors) and whose bounding box, carried through
+the sequence, fits the grid and, with a one-cell margin, 1/n of its area for n objects (a larger
+one would leave no room for the others). Each object picks a filter uniformly among those with an
+allowed template, then a template uniformly, then colors; constraints that depend on colors are
+checked again on the painted object. Sequences that no allowed template survives are never drawn.
+
+Feasibility: obvious impossibilities fail up front; otherwise a sample gives up after
+`MAX_ATTEMPTS` attempts and `InfeasibleConfigError` names the constraint that kept failing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import hashlib
+import itertools
+import multiprocessing
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
+
+import cv2
+import numpy as np
+
+from vision_bench.errors import InfeasibleConfigError
+from vision_bench.tasks.config import SPLITS, TaskConfig
+from vision_bench.tasks.grid import GridObject
+from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
+from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH, encode_task_code
+from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation, enclosed_holes
+
+LIBRARY_SEED = 0
+OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.025, "test_ood": 0.025}
+MAX_ATTEMPTS = 1000
+DRAW_TRIES = 50
+ROOM_TRIES = 20
+PLACEMENT_TRIES = 8
+SEQUENCE_REDRAWS = 200
+CHUNK = 128
+SHAPE_CONSTRAINTS = frozenset({
+    "crop_top_side", "crop_bottom_side", "crop_left_side", "crop_right_side", "crop_contours",
+    "fill_holes_different_color", "empty_inside_pixels",
+})
+"""Transformations whose constraints read only an object's shape. Every transformation maps shapes to
+shapes whatever the colors, so the reference coloring decides these constraints for any coloring;
+other constraints (fill_holes_same_color needs one color) are checked again on the painted object."""
+
+_LIBRARY = ObjectLibrary(LIBRARY_SEED)
+_OWNER_BOUNDS = list(itertools.accumulate(OWNER_WEIGHTS[split] for split in SPLITS))
+
+
+@dataclass(frozen=True, eq=False)
+class TaskSample:
+    """One input/output pair with everything needed to explain or regenerate it.
+
+    `frames` is [input, after step 1, ..., output]; `objects` holds one mapping per input object,
+    in the order `extract_objects` finds them (`bbox` and `output_bbox` as [top, left, bottom,
+    right), `colors`, `properties`). Imported tasks have no sequence, objects or seed, an
+    all-identity task code, and frames (input, output).
+    """
+
+    input: np.ndarray
+    output: np.ndarray
+    sequence: tuple[str, ...] = ()
+    frames: tuple[np.ndarray, ...] = ()
+    objects: tuple[dict, ...] = ()
+    task_code: tuple[int, ...] = (IDENTITY_TOKEN,) * TASK_CODE_LENGTH
+    task_key: str = ""
+    seed: int | None = None
+    split: str = "train"
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.frames:
+            object.__setattr__(self, "frames", (self.input, self.output))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TaskSample):
+            return NotImplemented
+        grids = ("input", "output", "frames")
+        return (
+            len(self.frames) == len(other.frames)
+            and all(np.array_equal(a, b) for a, b in zip((self.input, self.output, *self.frames),
+                                                          (other.input, other.output, *other.frames)))
+            and all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.name not in grids)
+        )
+
+
+def sample_rng(seed: int, split: str, index: int) -> random.Random:
+    """The RNG of one sample: a function of (seed, split, index) only."""
+    digest = hashlib.blake2b(f"{seed}/{split}/{index}".encode(), digest_size=16).digest()
+    return random.Random(int.from_bytes(digest, "little"))
+
+
+def owning_split(grid: np.ndarray) -> str:
+    """The split that owns an input grid under the fixed hash partition."""
+    digest = hashlib.blake2b(bytes(grid.shape) + grid.tobytes(), digest_size=8).digest()
+    position = int.from_bytes(digest, "little") / 2**64
+    return SPLITS[min(bisect.bisect_right(_OWNER_BOUNDS, position), len(SPLITS) - 1)]
+
+
+@dataclass
+class _Template:
+    """Placement shapes of a template: its mask filled (holes included) and grown by one cell all round."""
+
+    filled: np.ndarray
+    halo: np.ndarray
+    packing_area: int
+    first_column: int
+
+
+_TEMPLATES: dict[int, _Template] = {}
+
+
+def _template(index: int) -> _Template:
+    found = _TEMPLATES.get(index)
+    if found is None:
+        mask = _LIBRARY.labels[index] != 0
+        filled = mask | enclosed_holes(mask)
+        height, width = filled.shape
+        halo = np.zeros((height + 2, width + 2), dtype=bool)
+        for dr, dc in itertools.product(range(3), range(3)):
+            halo[dr : dr + height, dc : dc + width] |= filled
+        block = np.zeros((height + 1, width + 1), dtype=bool)
+        for dr, dc in itertools.product(range(2), range(2)):
+            block[dr : dr + height, dc : dc + width] |= filled
+        found = _TEMPLATES[index] = _Template(filled, halo, int(np.count_nonzero(block)), int(np.argmax(mask[0])))
+    return found
+
+
+_AFTER: dict[tuple[tuple[str, ...], int], GridObject | None] = {}
+_AFTER_LIMIT = 200_000
+_VERDICTS: dict[tuple[str, tuple[int, int], bytes], bool] = {}
+
+
+def _accepts(step: Transformation, obj: GridObject) -> bool:
+    """`step.accepts(obj)`, cached by what the constraint reads: the shape, or the cells for color constraints."""
+    cells = obj.pixels != 0 if step.name in SHAPE_CONSTRAINTS else obj.pixels
+    key = (step.name, cells.shape, cells.tobytes())
+    found = _VERDICTS.get(key)
+    if found is None:
+        found = _VERDICTS[key] = step.accepts(obj)
+    return found
+
+
+def _after(prefix: tuple[str, ...], index: int) -> GridObject | None:
+    """Template `index` in its reference coloring after `prefix`, or None if a step rejects it (memory-capped cache)."""
+    if not prefix:
+        return GridObject(_LIBRARY.labels[index], 0, 0)
+    key = (prefix, index)
+    found = _AFTER.get(key, key)
+    if found is key:
+        if len(_AFTER) >= _AFTER_LIMIT:
+            _AFTER.clear()
+        before, step = _after(prefix[:-1], index), TRANSFORMATIONS[prefix[-1]]
+        found = _AFTER[key] = step.transform(before) if before is not None and _accepts(step, before) else None
+    return found  # type: ignore[return-value]
+
+
+def _constrained_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`names` up to its last step that has constraints (empty if none has)."""
+    constrained = [k for k, name in enumerate(names) if TRANSFORMATIONS[name].rejection is not None]
+    return names[: constrained[-1] + 1] if constrained else ()
+
+
+def _survivors(prefix: tuple[str, ...], chosen: list[int]) -> list[int]:
+    """The templates of `chosen` that, colored by their labels, meet the constraints of every step of `prefix`."""
+    if not prefix:
+        return chosen
+    step = TRANSFORMATIONS[prefix[-1]]
+    return [i for i in chosen if (before := _after(prefix[:-1], i)) is not None and _accepts(step, before)]
+
+
+_BOXES: dict[tuple[tuple[str, ...], tuple[int, int]], tuple[int, int]] = {}
+
+
+def _box(names: tuple[str, ...], shape: tuple[int, int]) -> tuple[int, int]:
+    """Rows and columns a full box of `shape` spans over the steps of `names` that accept it."""
+    key = (names, shape)
+    if key not in _BOXES:
+        obj = GridObject(np.ones(shape, dtype=np.uint8), 0, 0)
+        top, left, bottom, right = 0, 0, shape[0], shape[1]
+        for name in names:
+            step = TRANSFORMATIONS[name]
+            if step.accepts(obj):
+                obj = step.transform(obj)
+                top, left = min(top, obj.top), min(left, obj.left)
+                bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
+        _BOXES[key] = (bottom - top, right - left)
+    return _BOXES[key]
+
+
+@dataclass
+class _Sequence:
+    """A drawn sequence with what the hot loop needs: its steps, which to re-check on painted objects, code."""
+
+    names: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        self.steps = [TRANSFORMATIONS[name] for name in self.names]
+        self.verify = [step.rejection is not None and step.name not in SHAPE_CONSTRAINTS for step in self.steps]
+        self.code = tuple(encode_task_code(self.names))
+        self.key = "-".join(self.names)
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """One drawn object: template, colors, the object after each step (anchored at the origin), its extent."""
+
+    index: int
+    template: _Template
+    colors: list[int]
+    path: list[GridObject]
+    masks: list[np.ndarray]
+    extent: tuple[int, int, int, int]
+
+
+Choice = tuple[list[int], tuple[int, ...]]
+"""Template indices an object may be drawn from, and the colors it may be painted with."""
+
+
+class _Plan:
+    """A config resolved for one split, ready for the hot loop."""
+
+    def __init__(self, config: TaskConfig, split: str) -> None:
+        self.config = resolved = config.for_split(split)
+        self.split = split
+        self.sequences: dict[tuple[str, ...], tuple[_Sequence, list[tuple[list[int], np.ndarray, tuple]]]] = {}
+        self.choices: dict[tuple[tuple[str, ...], int, int, int], list[Choice]] = {}
+        self.survivors: dict[tuple[tuple[str, ...], int], list[int]] = {}
+        max_height, max_width = resolved.grid_height[1], resolved.grid_width[1]
+        self.pools: list[Choice] = []
+        for number, object_filter in enumerate(resolved.object_filter):
+            if object_filter.connectivity is None:
+                object_filter = object_filter.model_copy(update={"connectivity": resolved.connectivity})
+            chosen = [i for i in _LIBRARY.select(object_filter).tolist()
+                      if _LIBRARY.labels[i].shape[0] <= max_height and _LIBRARY.labels[i].shape[1] <= max_width]
+            if not chosen:
+                raise InfeasibleConfigError(
+                    f"split {split!r}: no library object passes object filter {number} "
+                    f"({object_filter.model_dump(exclude_defaults=True)}) and fits a {max_height}x{max_width} grid; "
+                    "relax the filter or enlarge the grid"
+                )
+            self.pools.append((chosen, object_filter.colors or ALL_COLORS))
+        smallest = min(_template(i).packing_area for chosen, _ in self.pools for i in chosen)
+        n_objects = resolved.n_objects[0]
+        if n_objects * smallest > (max_height + 1) * (max_width + 1):
+            raise InfeasibleConfigError(
+                f"split {split!r}: {n_objects} objects cannot fit without touching in a {max_height}x{max_width} "
+                f"grid (even the smallest allowed object needs {smallest} cells counting its one-cell gap); "
+                "use fewer or smaller objects or a larger grid"
+            )
+
+    def _sequence(self, names: tuple[str, ...]) -> tuple[_Sequence, list[tuple[list[int], np.ndarray, tuple]]]:
+        """The sequence and, per filter with survivors, (surviving templates, their boxes' rows and columns, colors)."""
+        found = self.sequences.get(names)
+        if found is None:
+            sequence, prefix = _Sequence(names), _constrained_prefix(names)
+            survivors = []
+            for number, (chosen, colors) in enumerate(self.pools):
+                kept = self.survivors.get((prefix, number))
+                if kept is None:
+                    kept = self.survivors[prefix, number] = _survivors(prefix, chosen)
+                if kept:
+                    shapes = [_LIBRARY.labels[i].shape for i in kept]
+                    boxes = {shape: _box(names, shape) for shape in set(shapes)}
+                    survivors.append((kept, np.array([boxes[shape] for shape in shapes]), colors))
+            found = self.sequences[names] = (sequence, survivors)
+        return found
+
+    def _choices(self, names: tuple[str, ...], height: int, width: int, n_objects: int) -> list[Choice]:
+        """Per filter, the surviving templates whose box fits the grid and 1/n_objects of it (cached)."""
+        key = (names, height, width, n_objects)
+        found = self.choices.get(key)
+        if found is None:
+            found = []
+            for kept, boxes, colors in self._sequence(names)[1]:
+                rows, cols = boxes[:, 0], boxes[:, 1]
+                fits = (rows <= height) & (cols <= width) & ((rows + 1) * (cols + 1) * n_objects
+                                                             <= (height + 1) * (width + 1))
+                if fits.any():
+                    found.append(([i for i, keep in zip(kept, fits) if keep], colors))
+            self.choices[key] = found
+        return found
+
+    def _draw_sequence(self, rng: random.Random) -> _Sequence:
+        config = self.config
+        for _ in range(SEQUENCE_REDRAWS):
+            if config.sequences is not None:
+                names = config.sequences[rng.randrange(len(config.sequences))]
+            else:
+                pool = config.transformations or ()
+                names = tuple(pool[rng.randrange(len(pool))] for _ in range(rng.randint(*config.depth)))
+            sequence, survivors = self._sequence(names)
+            if survivors:
+                return sequence
+        raise InfeasibleConfigError(
+            f"split {self.split!r}: no library object passing the object filter survives the drawn sequences "
+            f"(for example {sequence.key}); allow other objects or other transformations"
+        )
+
+    def sample(self, rng: random.Random, index: int) -> TaskSample:
+        config = self.config
+        failures: Counter[str] = Counter()
+        sequence = self._draw_sequence(rng)
+        for _ in range(MAX_ATTEMPTS):
+            height = rng.randint(*config.grid_height)
+            width = height if config.square_grid else rng.randint(*config.grid_width)
+            outcome = self._attempt(rng, sequence, height, width, rng.randint(*config.n_objects), index)
+            if isinstance(outcome, TaskSample):
+                return outcome
+            failures[outcome] += 1
+        reason, count = failures.most_common(1)[0]
+        advice = ("The config allows too few distinct input grids for this split: use a larger grid or more "
+                  "objects" if reason.startswith("the input grid") else
+                  "Use fewer or smaller objects, a larger grid or other transformations")
+        raise InfeasibleConfigError(
+            f"split {self.split!r}, sample {index}: gave up after {MAX_ATTEMPTS} attempts; {count} failed because "
+            f"{reason}. {advice}"
+        )
+
+    def _attempt(self, rng: random.Random, sequence: _Sequence, height: int, width: int, n_objects: int,
+                 index: int) -> TaskSample | str:
+        """Draw the objects, place the largest first (an object without room is redrawn), check ownership."""
+        choices = self._choices(sequence.names, height, width, n_objects)
+        if not choices:
+            return f"no object surviving {sequence.key} fits 1/{n_objects} of a {height}x{width} grid"
+        drawn = []
+        for _ in range(n_objects):
+            found = _draw_object(rng, choices, sequence, height, width)
+            if isinstance(found, str):
+                return found
+            drawn.append(found)
+        drawn.sort(key=lambda obj: (obj.extent[2] - obj.extent[0]) * (obj.extent[3] - obj.extent[1]), reverse=True)
+        canvas = _Canvas(height, width, len(sequence.names))
+        placed = []
+        for obj in drawn:
+            for _ in range(ROOM_TRIES):
+                anchor = canvas.find_anchor(rng, obj)
+                if anchor is not None:
+                    break
+                found = _draw_object(rng, choices, sequence, height, width)
+                if isinstance(found, str):
+                    return found
+                obj = found
+            else:
+                return f"there was no room for {n_objects} objects in a {height}x{width} grid"
+            canvas.paint(obj, anchor)
+            placed.append((obj, anchor))
+        if owning_split(canvas.frames[0]) != self.split:
+            return "the input grid belonged to another split"
+        placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
+        objects = []
+        for obj, (top, left) in placed:
+            first, last = obj.path[0], obj.path[-1]
+            objects.append({
+                "bbox": [top, left, top + first.height, left + first.width],
+                "output_bbox": [top + last.top, left + last.left, top + last.top + last.height,
+                                left + last.left + last.width],
+                "colors": sorted(obj.colors),
+                "properties": dict(_LIBRARY.property_dicts[obj.index]),
+            })
+        frames = canvas.frames
+        return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
+                          sequence.key, self.config.seed, self.split, index)
+
+
+def _draw_object(rng: random.Random, choices: list[Choice], sequence: _Sequence, height: int,
+                 width: int) -> _Drawn | str:
+    """One painted object that meets every step's constraints and stays inside the grid, or why none was found."""
+    uniform = rng.random
+    rejected_by = None
+    for _ in range(DRAW_TRIES):
+        chosen, colors = choices[int(uniform() * len(choices))]
+        index = chosen[int(uniform() * len(chosen))]
+        pixels, painted = _LIBRARY.paint(index, rng, colors)
+        obj = GridObject(pixels, 0, 0)
+        path, masks = [obj], [pixels != 0]
+        top, left, bottom, right = 0, 0, pixels.shape[0], pixels.shape[1]
+        for step, verify in zip(sequence.steps, sequence.verify):
+            if verify and not step.accepts(obj):
+                rejected_by = step
+                break
+            obj = step.transform(obj)
+            path.append(obj)
+            mask = obj.pixels != 0
+            masks.append(mask)
+            top, left = min(top, obj.top), min(left, obj.left)
+            bottom, right = max(bottom, obj.top + mask.shape[0]), max(right, obj.left + mask.shape[1])
+        else:
+            if bottom - top <= height and right - left <= width:
+                return _Drawn(index, _template(index), painted, path, masks, (top, left, bottom, right))
+    if rejected_by is not None:
+        return f"no drawn object met the constraints of {rejected_by.name} ({rejected_by.constraints})"
+    return f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid"
+
+
+class _Canvas:
+    """The frames being drawn plus the input's occupancy: placed objects' filled masks grown by one cell.
+
+    An anchor is free when the new object's filled input mask misses the occupancy (no touching,
+    no nesting) and, at every later step, its cells miss the cells already drawn in that frame (no
+    overlap; touching allowed). Anchor ranges keep every step inside the grid. Random anchors are
+    tried first, then all free anchors are enumerated; both pick uniformly among free anchors.
+    """
+
+    def __init__(self, height: int, width: int, depth: int) -> None:
+        self.height, self.width = height, width
+        self.occupied = np.zeros((height + 2, width + 2), dtype=bool)
+        self.frames = [np.zeros((height, width), dtype=np.uint8) for _ in range(depth + 1)]
+        self.empty = True
+
+    def find_anchor(self, rng: random.Random, obj: _Drawn) -> tuple[int, int] | None:
+        filled = obj.template.filled
+        rows, cols = filled.shape
+        top_min, left_min, bottom_max, right_max = obj.extent
+        low_top, span_top = -top_min, self.height - bottom_max + top_min + 1
+        low_left, span_left = -left_min, self.width - right_max + left_min + 1
+        uniform, occupied = rng.random, self.occupied
+        if self.empty:
+            return low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
+        later = [(frame, moved.top, moved.left, mask) for frame, moved, mask in zip(self.frames[1:], obj.path[1:],
+                                                                                   obj.masks[1:])]
+        for _ in range(PLACEMENT_TRIES):
+            top, left = low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
+            if occupied[top + 1 : top + 1 + rows, left + 1 : left + 1 + cols][filled].any():
+                continue
+            for frame, row, col, mask in later:
+                if frame[top + row : top + row + mask.shape[0], left + col : left + col + mask.shape[1]][mask].any():
+                    break
+            else:
+                return top, left
+        area = occupied[low_top + 1 : low_top + span_top + rows, low_left + 1 : low_left + span_left + cols]
+        free = _collisions(area, filled) == 0
+        for frame, row, col, mask in later:
+            area = frame[low_top + row : low_top + row + span_top - 1 + mask.shape[0],
+                         low_left + col : low_left + col + span_left - 1 + mask.shape[1]] != 0
+            free &= _collisions(area, mask) == 0
+        candidates = np.flatnonzero(free)
+        if len(candidates) == 0:
+            return None
+        offset = int(candidates[int(uniform() * len(candidates))])
+        return low_top + offset // span_left, low_left + offset % span_left
+
+    def paint(self, obj: _Drawn, anchor: tuple[int, int]) -> None:
+        top, left = anchor
+        self.empty = False
+        halo = obj.template.halo
+        self.occupied[top : top + halo.shape[0], left : left + halo.shape[1]] |= halo
+        for frame, moved, mask in zip(self.frames, obj.path, obj.masks):
+            row, col = top + moved.top, left + moved.left
+            np.copyto(frame[row : row + mask.shape[0], col : col + mask.shape[1]], moved.pixels, where=mask)
+
+
+def _collisions(area: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """For every placement of `mask` inside boolean `area` (top-left at (r, c)), how many cells it shares."""
+    counts = cv2.filter2D(area.view(np.uint8), cv2.CV_16S, mask.view(np.uint8), anchor=(0, 0),
+                          borderType=cv2.BORDER_CONSTANT)
+    return counts[: area.shape[0] - mask.shape[0] + 1, : area.shape[1] - mask.shape[1] + 1]
+
+
+_PLANS: dict[tuple[str, str], _Plan] = {}
+_RECENT: dict[tuple[int, str], tuple[TaskConfig, _Plan]] = {}
+
+
+def _plan(config: TaskConfig, split: str) -> _Plan:
+    """The plan of (config, split): found by identity for configs seen recently, else by content."""
+    recent = _RECENT.get((id(config), split))
+    if recent is not None and recent[0] is config:
+        return recent[1]
+    key = (config.model_dump_json(), split)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _Plan(config, split)
+    if len(_RECENT) >= 64:
+        _RECENT.clear()
+    _RECENT[(id(config), split)] = (config, plan)
+    return plan
+
+
+def generate_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
+    plan = _plan(config, split)
+    return plan.sample(sample_rng(plan.config.seed, split, index), index)
+
+
+def _generate_range(job: tuple[TaskConfig, str, int, int]) -> list[TaskSample]:
+    config, split, start, stop = job
+    return [generate_sample(config, split, index) for index in range(start, stop)]
+
+
+def iter_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
+               progress: Callable[[int], object] | None = None) -> Iterator[TaskSample]:
+    """Samples start..stop-1 of `split` in order (stop defaults to the split's count), on `workers` processes.
+
+    Workers are forked where the platform allows, so they start with the parent's object library
+    and caches (frozen out of their garbage collector's reach, to keep shared memory pages shared).
+    `progress`, if given, is called with the number of samples just finished.
+    """
+    stop = config.count(split) if stop is None else stop
+    if stop <= start:
+        return
+    _plan(config, split)
+    if workers <= 1 or stop - start <= CHUNK:
+        for index in range(start, stop):
+            yield generate_sample(config, split, index)
+            if progress is not None:
+                progress(1)
+        return
+    jobs = [(config, split, first, min(first + CHUNK, stop)) for first in range(start, stop, CHUNK)]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(workers, initializer=gc.freeze) as pool:
+        for chunk in pool.imap(_generate_range, jobs):
+            yield from chunk
+            if progress is not None:
+                progress(len(chunk))
+
+
+def generate_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
+                   progress: Callable[[int], object] | None = None) -> list[TaskSample]:
+    """`iter_split` as a list."""
+    return list(iter_split(config, split, start, stop, workers, progress))

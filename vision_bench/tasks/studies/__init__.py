@@ -1,0 +1,5 @@
+"""Study presets: CompGen C1-C3 and EnvGen G1-G5 (COGITAO) and SVIB-style alpha splits, as `TaskConfig`s."""
+
+from vision_bench.tasks.studies.registry import STUDIES, get_study
+
+__all__ = ["STUDIES", "get_study"]

@@ -1,0 +1,81 @@
+"""Alpha-rated combination splits in the style of SVIB (paper 003, section 2.2), on grid objects.
+
+An object is a combination of three factors: color (4 values) x footprint (filled square, square
+frame, disk, diamond) x size (5x5, 6x6, 7x7 cells): 48 combinations. The core combinations, the
+smallest set showing every factor value at least once (combination i takes value i of every
+factor, cycling), are always in training. Of the other combinations, 20% are held out for OOD
+testing (the same ones for every alpha), and the first alpha fraction of the rest (a fixed
+order, so training sets are nested as alpha grows) joins the core in training. Each task applies
+one fixed transformation (the rule) to 2 objects in a 16x16 grid; in-distribution splits use the
+training combinations, OOD splits only held-out ones.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import product
+
+from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
+from vision_bench.tasks.objects import ObjectFilter
+
+COLORS = (1, 2, 3, 4)
+FOOTPRINTS = {"square": ("square", False), "frame": ("square", True), "disk": ("disk", False),
+              "diamond": ("diamond", False)}
+SIZES = (5, 6, 7)
+TEST_FRACTION = 0.2
+ORDER_SEED = 0
+RULES = ("translate_up", "change_shape_color", "crop_top_side", "pad_right", "extend_contours_different_color")
+ALPHAS = (0.0, 0.2, 0.4, 0.6)
+
+Combination = tuple[int, str, int]
+
+
+def combinations() -> tuple[list[Combination], list[Combination], list[Combination]]:
+    """(core, held-out test, remaining in their fixed order) combinations of (color, footprint, size)."""
+    factors = (COLORS, tuple(FOOTPRINTS), SIZES)
+    every = list(product(*factors))
+    core = [tuple(values[i % len(values)] for values in factors) for i in range(max(map(len, factors)))]
+    rest = [combination for combination in every if combination not in core]
+    random.Random(ORDER_SEED).shuffle(rest)
+    n_test = round(TEST_FRACTION * len(rest))
+    return core, sorted(rest[:n_test]), rest[n_test:]
+
+
+def training_combinations(alpha: float) -> list[Combination]:
+    core, _, remaining = combinations()
+    return core + remaining[: round(alpha * len(remaining))]
+
+
+def _filter(combination: Combination) -> ObjectFilter:
+    color, footprint, size = combination
+    shape, outline = FOOTPRINTS[footprint]
+    return ObjectFilter(min_height=size, max_height=size, min_width=size, max_width=size, n_colors=1,
+                        colors=(color,), footprint=(shape,), outline=outline)
+
+
+def build(rule: str, alpha: float, counts: SampleCounts, seed: int) -> TaskConfig:
+    held_out = combinations()[1]
+    ood_split = SplitConfig(object_filter=tuple(_filter(c) for c in held_out))
+    return TaskConfig(
+        description=f"alpha {alpha} ({rule}): {len(training_combinations(alpha))} of 48 color x footprint x size "
+                    f"combinations in training, {len(held_out)} held out for OOD",
+        seed=seed,
+        grid_height=(16, 16),
+        grid_width=(16, 16),
+        n_objects=(2, 2),
+        object_filter=tuple(_filter(c) for c in training_combinations(alpha)),
+        connectivity=8,
+        sequences=((rule,),),
+        samples=counts,
+        splits=SplitOverrides(val_ood=ood_split, test_ood=ood_split),
+    )
+
+
+def entries() -> list[tuple[str, str, tuple[str, float]]]:
+    """(study id, one-line description, build arguments) for the registered rules and alphas."""
+    return [
+        (f"alpha/{rule}/{alpha}", f"alpha {alpha} ({rule}): SVIB-style held-out color x footprint x size "
+         "combinations", (rule, alpha))
+        for rule in RULES
+        for alpha in ALPHAS
+    ]
