@@ -7,6 +7,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One torch thread per test process: tiny models gain nothing from more, and on a busy
+# machine extra threads stall each other.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ARC_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arc-agi" / "training"
 

@@ -1,0 +1,233 @@
+"""Bench: config validation, Table-1 tables with mean +- SEM, reports, plots, and an end-to-end run."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from vision_bench.bench.aggregate import CellResult, summarize_cells  # noqa: E402
+from vision_bench.bench.config import BenchConfig, alpha_of, resolve_experiments, setting_of  # noqa: E402
+from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_vs_alpha  # noqa: E402
+from vision_bench.bench.report import (  # noqa: E402
+    Figure,
+    Heading,
+    Paragraph,
+    Report,
+    Table,
+    format_mean_sem,
+    write_report,
+)
+from vision_bench.bench.tables import table1, text_table  # noqa: E402
+from vision_bench.errors import ConfigError, UserError  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SMOKE_CONFIG = REPO / "configs" / "bench_smoke.yaml"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ----------------------------------------------------------------------------- config
+
+
+def test_config_accepts_model_names_and_reports_unknown_keys() -> None:
+    config = BenchConfig.from_dict({"experiments": "envgen/G1", "models": ["unet:test_resnet"], "seeds": [0, 1]})
+    assert config.models[0].name == "unet:test_resnet" and config.models[0].display == "unet:test_resnet"
+    assert config.experiments == ("envgen/G1",)
+    with pytest.raises(ConfigError, match=r"evaluate\.split: unknown key .*splits"):
+        BenchConfig.from_dict({"experiments": ["x"], "models": ["m"], "evaluate": {"split": ["test_id"]}})
+    with pytest.raises(ConfigError, match="list them under `baselines`"):
+        BenchConfig.from_dict({"experiments": ["x"], "models": ["oracle"]})
+    with pytest.raises(ConfigError, match="train.model is set per cell"):
+        BenchConfig.from_dict({"experiments": ["x"], "models": ["m"], "train": {"model": {"name": "m"}}})
+    with pytest.raises(ConfigError, match="labels must be unique"):
+        BenchConfig.from_dict({"experiments": ["x"], "models": ["m", "m"]})
+
+
+def test_experiment_prefixes_expand_and_unknown_ids_suggest_close_matches() -> None:
+    known = ["compgen/C1/1", "compgen/C1/2", "envgen/G1/1", "envgen/G2/1", "alpha/translate_up/0.4"]
+    assert resolve_experiments(("envgen", "compgen/C1/2"), known) == ["envgen/G1/1", "envgen/G2/1", "compgen/C1/2"]
+    with pytest.raises(ConfigError, match="did you mean 'envgen/G1/1'"):
+        resolve_experiments(("envgen/G1/7",), known)
+    assert setting_of("compgen/C1/3") == "compgen/C1"
+    assert setting_of("alpha/translate_up/0.4") == "alpha/translate_up/0.4"
+    assert setting_of("configs/my_task.yaml") == "my_task"
+    assert alpha_of("alpha/translate_up/0.4") == 0.4 and alpha_of("envgen/G1/1") is None
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def _cell(predictor: str, experiment: str, seed: int | None, ga: tuple[float, float], mse: tuple[float, float],
+          baseline: bool = False) -> CellResult:
+    splits = {"test_id": {"grid_accuracy": ga[0], "mse": mse[0]}, "test_ood": {"grid_accuracy": ga[1], "mse": mse[1]}}
+    return CellResult(predictor, experiment, setting_of(experiment), seed, baseline, splits)
+
+
+CELLS = [
+    _cell("unet", "envgen/G1/1", 0, (80.0, 20.0), (0.01, 0.04)),
+    _cell("unet", "envgen/G1/2", 0, (60.0, 0.0), (0.02, 0.02)),
+    _cell("copy_input", "envgen/G1/1", None, (0.0, 0.0), (0.05, 0.05), baseline=True),
+    _cell("copy_input", "envgen/G1/2", None, (0.0, 0.0), (0.05, 0.05), baseline=True),
+]
+
+
+def test_mean_sem_over_cells_and_gaps_per_cell() -> None:
+    ga = summarize_cells(CELLS, "grid_accuracy")[("unet", "envgen/G1")]
+    assert (ga.id.mean, ga.id.sem) == pytest.approx((70.0, 10.0))  # std(80, 60) = 14.14 / sqrt 2
+    assert (ga.ood.mean, ga.ood.sem) == pytest.approx((10.0, 10.0))
+    assert (ga.gap.mean, ga.gap.sem) == pytest.approx((60.0, 0.0))  # both drops are 60 points
+    mse = summarize_cells(CELLS, "mse")[("unet", "envgen/G1")]
+    assert mse.gap.mean == pytest.approx((math.log(4.0) + 0.0) / 2)  # SVIB: log OOD - log ID per cell
+
+
+def test_table1_layout_has_a_column_group_per_setting_and_baselines_as_rows() -> None:
+    table = table1(CELLS, "grid_accuracy", ["envgen/G1", "envgen/G2"])
+    assert table.columns == ["model", "ID", "OOD", "Δ", "ID", "OOD", "Δ"]
+    assert table.groups == [("envgen/G1", 3), ("envgen/G2", 3)]
+    assert table.rows[0] == ["unet", "70.0 ± 10.0", "10.0 ± 10.0", "60.0 ± 0.0", "—", "—", "—"]
+    assert table.rows[1][0] == "copy_input (baseline)" and table.rows[1][1] == "0.0 ± 0.0"
+    single = table1(CELLS[:1], "mse", ["envgen/G1"])
+    assert single.rows[0][1:] == ["0.01", "0.04", f"{math.log(4.0):.3g}"]  # one run: no ± part
+
+
+def test_text_table_aligns_columns() -> None:
+    text = text_table(["model", "ID GA"], [["unet", "70.0"], ["copy_input (baseline)", "0.0"]])
+    lines = text.splitlines()
+    assert lines[0].startswith("model") and set(lines[1]) <= {"-", " "}
+    assert len({len(line) for line in lines}) == 1
+
+
+# ----------------------------------------------------------------------------- report files
+
+
+def _png(path: Path) -> Path:
+    plot_metric_vs_alpha({"vit": {"test_ood": {0.2: Point(0.3, 0.01), 0.6: Point(0.1)}}}, metric="LPIPS", path=path)
+    return path
+
+
+def test_report_markdown_links_images_and_html_embeds_them(tmp_path: Path) -> None:
+    figure = _png(tmp_path / "plots" / "alpha.png")
+    assert figure.read_bytes().startswith(PNG_MAGIC)
+    report = Report("Demo", [
+        Heading("Results"),
+        Paragraph("a < b & c"),
+        Table(["model", "ID", "OOD"], [["unet", "1.0", "2|3"]], title="GA", groups=[("C1", 2)], note="n=1"),
+        Figure(figure, "alpha plot"),
+    ])
+    markdown_path, html_path = write_report(report, tmp_path)
+    markdown = markdown_path.read_text(encoding="utf-8")
+    assert "| model | C1 ID | C1 OOD |" in markdown and "| unet | 1.0 | 2\\|3 |" in markdown
+    assert "![alpha plot](plots/alpha.png)" in markdown
+    html = html_path.read_text(encoding="utf-8")
+    assert "a &lt; b &amp; c" in html and '<th colspan="2">C1</th>' in html
+    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(embedded) == 1 and base64.b64decode(embedded[0]) == figure.read_bytes()
+    assert "plots/alpha.png" not in html
+    with pytest.raises(UserError, match="2 cells for 3 columns"):
+        Table(["a", "b", "c"], [["1", "2"]])
+
+
+def test_format_mean_sem() -> None:
+    assert format_mean_sem(81.04, 1.25, 1, fixed=True) == "81.0 ± 1.2"
+    assert format_mean_sem(0.012345, float("nan")) == "0.01235"
+    assert format_mean_sem(float("nan"), 1.0) == "n/a"
+
+
+def test_metric_by_setting_plot_writes_a_png(tmp_path: Path) -> None:
+    values = {"test_id": {"unet": {"C1": Point(70.0, 10.0)}}, "test_ood": {"unet": {"C1": Point(10.0)}}}
+    path = plot_metric_by_setting(values, metric="GA", settings=["C1", "C2"], path=tmp_path / "ga.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_alpha_sweep_report_plots_metrics_against_alpha(tmp_path: Path) -> None:
+    from vision_bench.bench.aggregate import summarize_alpha
+    from vision_bench.bench.summary import build_report
+
+    unavailable = {"lpips": "unavailable: LPIPS-alex needs alexnet-owt-7be5be79.pth"}
+    cells = [
+        CellResult("vit", f"alpha/translate_up/{alpha}", setting_of(f"alpha/translate_up/{alpha}"), seed, False,
+                   {"test_id": {"mse": 0.01, "grid_accuracy": 90.0, "lpips": float("nan")},
+                    "test_ood": {"mse": mse, "grid_accuracy": ga, "lpips": float("nan")}},
+                   alpha=alpha, status=unavailable)
+        for alpha, seed, mse, ga in [(0.2, 0, 0.05, 10.0), (0.2, 1, 0.07, 20.0), (0.6, 0, 0.02, 60.0)]
+    ]
+    curves = summarize_alpha(cells, "mse", ["test_ood"])
+    assert curves["vit"]["test_ood"][0.2].mean == pytest.approx(0.06)
+    assert curves["vit"]["test_ood"][0.2].sem == pytest.approx(0.01)
+    config = BenchConfig.from_dict({"experiments": ["alpha/translate_up/0.2", "alpha/translate_up/0.6"],
+                                    "models": ["vit:test_vit"], "baselines": []})
+    report = build_report(config, cells, tmp_path)
+    figures = [b.path.name for b in report.blocks if isinstance(b, Figure)]
+    assert "mse_vs_alpha.png" in figures and "grid_accuracy_vs_alpha.png" in figures
+    assert "lpips_vs_alpha.png" not in figures
+    texts = [b.text for b in report.blocks if isinstance(b, Paragraph)]
+    assert "LPIPS unavailable: LPIPS-alex needs alexnet-owt-7be5be79.pth" in texts
+    tables = [b for b in report.blocks if isinstance(b, Table)]
+    assert tables[0].groups == [("alpha/translate_up/0.2", 3), ("alpha/translate_up/0.6", 3)]
+    assert tables[0].rows[0][1:4] == ["90.0 ± 0.0", "15.0 ± 5.0", "75.0 ± 5.0"]
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def _numbers_in(text: str) -> set[str]:
+    return set(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text))
+
+
+@pytest.fixture(scope="module")
+def smoke_bench(tmp_path_factory: pytest.TempPathFactory):
+    pytest.importorskip("vision_bench.tasks.studies")
+    from vision_bench.bench import run_bench
+
+    out = tmp_path_factory.mktemp("bench")
+    return run_bench(SMOKE_CONFIG, out, progress=False)
+
+
+def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> None:
+    from vision_bench.bench.tables import format_metric
+
+    result = smoke_bench
+    config = result.config
+    markdown = result.report_md.read_text(encoding="utf-8")
+    experiments = {c.experiment for c in result.cells}
+    assert len(result.computed) == len(experiments) * (len(config.models) * len(config.seeds) + 1)
+    trained = [c for c in result.cells if not c.baseline]
+    assert trained and {c.predictor for c in result.cells if c.baseline} == set(config.baselines)
+    for cell in trained:
+        metrics = json.loads((cell.run_dir / "evaluation" / "metrics.json").read_text())
+        mse = metrics["splits"]["test_id"]["metrics"]["mse"]
+        assert format_metric("mse", mse) in markdown  # one experiment, one seed: the cell's own number
+        assert format_metric("grid_accuracy", metrics["splits"]["test_ood"]["metrics"]["grid_accuracy"]) in markdown
+    assert "oracle (baseline) | 100.0 | 100.0 | 0.0 |" in markdown  # GA table: ceiling row
+    assert "LPIPS unavailable" in markdown or "**LPIPS**" in markdown
+    for name in ("grid_accuracy_by_setting.png", "mse_by_setting.png", "training_curves.png"):
+        assert (result.out_dir / "plots" / name).read_bytes().startswith(PNG_MAGIC)
+    sheets = sorted((result.out_dir / "sheets").glob("*.png"))
+    assert any("test_id" in s.name for s in sheets) and any("test_ood" in s.name for s in sheets)
+    html = result.report_html.read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") == markdown.count("![")
+
+
+def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench) -> None:
+    from vision_bench.bench import run_bench, summary_table
+
+    again = run_bench(smoke_bench.config, smoke_bench.out_dir, progress=False)
+    assert again.computed == [] and len(again.skipped) == len(smoke_bench.computed)
+    summary = summary_table(again)
+    assert summary.splitlines()[0].split()[:5] == ["model", "ID", "GA", "OOD", "GA"]
+    oracle = next(line for line in summary.splitlines() if line.startswith("oracle"))
+    assert oracle.split()[2:4] == ["100.0", "100.0"]
+
+
+def test_cli_bench_rejects_a_missing_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vision_bench.cli import main
+
+    assert main(["bench", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]) == 2
+    assert "missing.yaml does not exist" in capsys.readouterr().err

@@ -1,0 +1,175 @@
+"""Evaluation: baselines as floor and ceiling, per-sample tables, sheets, and `vision-bench evaluate`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from render.spec import RenderSpec  # noqa: E402
+from vision_bench.data.onthefly import OnTheFlyDataset  # noqa: E402
+from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_predictors, pick_device  # noqa: E402
+from vision_bench.evaluation.core import Extremes, aggregate  # noqa: E402
+from vision_bench.evaluation.data import training_sequences  # noqa: E402
+from vision_bench.tasks.config import TaskConfig  # noqa: E402
+from vision_bench.tasks.generator import generate_sample  # noqa: E402
+from vision_bench.tasks.grid import extract_objects  # noqa: E402
+
+SPLITS = ("test_id", "test_ood")
+TRANSLATE = {
+    "transformations": ["translate_up"],
+    "grid_height": [10, 12],
+    "grid_width": [10, 12],
+    "n_objects": [1, 2],
+    "splits": {"test_ood": {"n_objects": [3, 3]}},
+    "samples": {"train": 12, "val_id": 4, "val_ood": 4, "test_id": 6, "test_ood": 6},
+}
+SPEC = RenderSpec(size=(64, 64))
+
+
+@pytest.fixture(scope="module")
+def translate_config() -> TaskConfig:
+    return TaskConfig.from_dict(TRANSLATE)
+
+
+@pytest.fixture(scope="module")
+def baseline_evaluation(translate_config: TaskConfig, tmp_path_factory: pytest.TempPathFactory):
+    sequences, _ = training_sequences(translate_config)
+    data = EvaluationData(
+        SPEC,
+        {split: OnTheFlyDataset(translate_config, split, SPEC) for split in SPLITS},
+        OnTheFlyDataset(translate_config, "train", SPEC),
+        sequences,
+    )
+    device = pick_device("cpu")
+    models, notes = build_baselines(("copy_input", "mean_target", "oracle"), data, device, batch_size=4)
+    assert notes == []
+    out = tmp_path_factory.mktemp("evaluation")
+    return evaluate_predictors(models, data, out, device=device, batch_size=4, sheet_samples=2)
+
+
+def test_oracle_is_perfect_after_render_and_decode(baseline_evaluation) -> None:
+    for split in SPLITS:
+        metrics = baseline_evaluation.metrics["baselines"]["oracle"]["splits"][split]["metrics"]
+        assert metrics["grid_accuracy"] == 100.0 and metrics["object_pixel_accuracy"] == 100.0
+        assert metrics["mse"] == 0.0 and metrics["ssim"] == pytest.approx(1.0)
+        assert metrics["psnr"] == 100.0  # identical images: +inf, capped for the aggregate
+
+
+def test_copy_input_never_solves_a_translation(baseline_evaluation) -> None:
+    for split in SPLITS:
+        entry = baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][split]
+        assert entry["n"] == 6 and entry["metrics"]["grid_accuracy"] == 0.0 and entry["metrics"]["mse"] > 0
+    # on OOD inputs, copying the input is not "translate_up applied" (the only training sequence)
+    assert baseline_evaluation.metrics["baselines"]["copy_input"]["splits"]["test_ood"]["metrics"]["stubbornness"] == 0.0
+    assert "stubbornness" not in baseline_evaluation.metrics["baselines"]["copy_input"]["splits"]["test_id"]["metrics"]
+
+
+def test_metrics_json_means_equal_the_per_sample_table(baseline_evaluation) -> None:
+    table = pq.read_table(baseline_evaluation.samples_path).to_pydict()
+    assert set(table["predictor"]) == {"copy_input", "mean_target", "oracle"}
+    assert len(table["index"]) == 3 * 12
+    for predictor in ("copy_input", "mean_target"):
+        rows = [i for i, (p, s) in enumerate(zip(table["predictor"], table["split"])) if p == predictor and s == "test_ood"]
+        mse = np.mean([table["mse"][i] for i in rows])
+        ga = 100 * np.mean([table["grid_accuracy"][i] for i in rows])
+        entry = baseline_evaluation.metrics["baselines"][predictor]["splits"]["test_ood"]["metrics"]
+        assert entry["mse"] == pytest.approx(mse) and entry["grid_accuracy"] == pytest.approx(ga)
+    gaps = baseline_evaluation.metrics["baselines"]["copy_input"]["gaps"]["test_id/test_ood"]
+    copy_mse = {s: baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][s]["metrics"]["mse"] for s in SPLITS}
+    assert gaps["mse"] == pytest.approx(np.log(copy_mse["test_ood"]) - np.log(copy_mse["test_id"]))
+
+
+def test_per_sample_table_records_sequences_and_object_counts(baseline_evaluation, translate_config) -> None:
+    table = pq.read_table(baseline_evaluation.samples_path).to_pydict()
+    for row, (split, index) in enumerate(zip(table["split"], table["index"])):
+        sample = generate_sample(translate_config, split, index)
+        assert table["sequence"][row] == ["translate_up"]
+        assert table["n_objects"][row] == len(extract_objects(sample.input))
+        assert table["n_target_objects"][row] == len(extract_objects(sample.output))
+    assert {n for n, s in zip(table["n_objects"], table["split"]) if s == "test_ood"} == {3}
+
+
+def test_sheets_show_best_and_worst_cases(baseline_evaluation) -> None:
+    names = {p.relative_to(baseline_evaluation.out_dir).as_posix() for p in baseline_evaluation.sheets}
+    for predictor in ("copy_input", "mean_target", "oracle"):
+        for split in SPLITS:
+            assert {f"sheets/{predictor}/{split}_best.png", f"sheets/{predictor}/{split}_worst.png"} <= names
+    best = baseline_evaluation.results["oracle"]["test_id"].best
+    assert len(best) == 2 and all("GA 100" in row.label for row in best)
+
+
+def test_extremes_keep_highest_accuracy_then_lowest_error() -> None:
+    extremes = Extremes(2)
+    for key, label in [((1.0, -0.1), "a"), ((0.0, -0.5), "b"), ((1.0, -0.01), "c"), ((0.0, -0.9), "d"), ((0.0, -0.2), "e")]:
+        extremes.offer(key, lambda label=label: label)
+    best, worst = extremes.rows()
+    assert best == ["c", "a"] and worst == ["d", "b"]
+
+
+def test_aggregate_scales_accuracies_and_reports_the_standard_error() -> None:
+    value = aggregate("grid_accuracy", [1.0, 0.0, 1.0, 1.0])
+    assert (value.mean, value.sem, value.n) == pytest.approx((75.0, 25.0, 4))  # sd 50 / sqrt(4)
+    assert aggregate("psnr", [float("inf"), 20.0]).mean == pytest.approx(60.0)  # inf capped at 100 dB
+    assert aggregate("fg_mse", [float("nan"), 0.5]).n == 1
+
+
+def test_training_sequences_enumerate_small_pools_only() -> None:
+    pool = TaskConfig.from_dict({**TRANSLATE, "transformations": ["rot90", "translate_up"], "depth": [1, 2]})
+    sequences, note = training_sequences(pool)
+    assert note is None and len(sequences) == 2 + 4 and ("rot90", "translate_up") in sequences
+    large = TaskConfig.from_dict({**TRANSLATE, "transformations": ["rot90", "translate_up", "mirror_vertical",
+                                                                   "translate_down", "crop_top_side"], "depth": [4, 4]})
+    sequences, note = training_sequences(large)
+    assert sequences is None and "625 sequences" in note
+
+
+# ----------------------------------------------------------------------------- a trained run
+
+
+@pytest.fixture(scope="module")
+def trained_run(translate_config: TaskConfig, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.train import TrainConfig, train
+
+    root = tmp_path_factory.mktemp("run")
+    export_dataset(translate_config, SPEC, root / "data", ExportOptions(format="grids"))
+    config = TrainConfig.from_dict({
+        "dataset": {"path": str(root / "data"), "spec": SPEC.to_dict()},
+        "model": {"name": "vit:test_vit", "options": {"patch_size": 16}},
+        "training": {"batch_size": 6, "eval_batch_size": 6, "epochs": 1},
+        "schedule": {"warmup_steps": 1},
+    })
+    train(config, root / "run", progress=False)
+    return root / "run"
+
+
+def test_cli_evaluate_writes_model_and_baselines(trained_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vision_bench.cli import main
+
+    assert main(["evaluate", str(trained_run), "--batch-size", "4", "--baselines", "copy_input,oracle",
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "vit:test_vit" in printed and "oracle" in printed
+    metrics = json.loads((trained_run / "evaluation" / "metrics.json").read_text())
+    assert metrics["model"] == "vit:test_vit" and metrics["checkpoint"].endswith("best.pt")
+    assert set(metrics["splits"]) == set(SPLITS) and set(metrics["baselines"]) == {"copy_input", "oracle"}
+    assert metrics["baselines"]["oracle"]["splits"]["test_ood"]["metrics"]["grid_accuracy"] == 100.0
+    assert metrics["status"]["lpips"].startswith("unavailable") or "lpips" in metrics["splits"]["test_id"]["metrics"]
+    table = pq.read_table(trained_run / "evaluation" / "samples.parquet").to_pydict()
+    model_rows = [i for i, p in enumerate(table["predictor"]) if p == "vit:test_vit"]
+    assert len(model_rows) == 12
+    assert (trained_run / "evaluation" / "sheets" / "vit_test_vit" / "test_ood_worst.png").is_file()
+
+
+def test_cli_evaluate_names_a_missing_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vision_bench.cli import main
+
+    assert main(["evaluate", str(tmp_path), "--checkpoint", "last"]) == 2
+    assert "last.pt does not exist" in capsys.readouterr().err

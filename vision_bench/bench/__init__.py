@@ -1,0 +1,11 @@
+"""Benchmarks over studies (`run_bench`), their reports, and the metric-comparison study.
+
+    from vision_bench.bench import run_bench, summary_table
+    result = run_bench("configs/bench_smoke.yaml", "out/bench_smoke")
+    print(summary_table(result))
+"""
+
+from vision_bench.bench.config import BenchConfig
+from vision_bench.bench.runner import BenchResult, run_bench, summary_table
+
+__all__ = ["BenchConfig", "BenchResult", "run_bench", "summary_table"]

@@ -1,0 +1,214 @@
+"""`BenchConfig`: a matrix of models x experiments x seeds over a study, validated strictly.
+
+Experiments are study ids (`compgen/C1/1`, `envgen/G3/2`, `alpha/translate_up/0.4`), prefixes
+that select every registered id below them (`compgen`, `envgen/G1`, `alpha/translate_up`), or
+paths to task-config YAML files (a custom study). A *setting* groups experiments into one row
+of the report, as the experiment settings (ES) of COGITAO's Table 1: the study id without its
+last part (`compgen/C1`), each alpha value of an alpha sweep, or a custom file's stem.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from vision_bench.errors import ConfigError
+
+BASELINES = ("copy_input", "mean_target", "oracle")
+EVALUATION_SPLITS = ("val_id", "val_ood", "test_id", "test_ood")
+_ALPHA = re.compile(r"^alpha/.+/(\d+(?:\.\d+)?)$")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelEntry(_Section):
+    """A `vision_bench.models` name, its options, and the label the report shows for it."""
+
+    name: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    label: str | None = None
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+class DataSection(_Section):
+    """Sample counts per split and the render spec (a `render.RenderSpec` mapping) for every cell."""
+
+    n_train: int = Field(default=1000, ge=1)
+    n_val: int = Field(default=100, ge=1)
+    n_test: int = Field(default=200, ge=1)
+    spec: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvaluateSection(_Section):
+    """Which checkpoint and splits are evaluated, and how many best / worst samples each sheet shows."""
+
+    checkpoint: Literal["best", "last"] = "best"
+    splits: tuple[str, ...] = ("test_id", "test_ood")
+    sheet_samples: int = Field(default=4, ge=1, le=32)
+    batch_size: int = Field(default=64, ge=1)
+
+    @field_validator("splits")
+    @classmethod
+    def _known_splits(cls, splits: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [s for s in splits if s not in EVALUATION_SPLITS]
+        if unknown or not splits:
+            raise ValueError(f"splits must be a non-empty list of {', '.join(EVALUATION_SPLITS)}; got {list(splits)}")
+        return splits
+
+
+class BenchConfig(_Section):
+    """The whole benchmark; `train` holds `TrainConfig` sections shared by every cell."""
+
+    name: str = "bench"
+    experiments: tuple[str, ...]
+    models: tuple[ModelEntry, ...]
+    seeds: tuple[int, ...] = (0,)
+    baselines: tuple[Literal["copy_input", "mean_target", "oracle"], ...] = BASELINES
+    data: DataSection = DataSection()
+    train: dict[str, Any] = Field(default_factory=dict)
+    evaluate: EvaluateSection = EvaluateSection()
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _names_as_entries(cls, models: Any) -> Any:
+        if isinstance(models, (list, tuple)):
+            return [{"name": m} if isinstance(m, str) else m for m in models]
+        return models
+
+    @field_validator("experiments", mode="before")
+    @classmethod
+    def _one_or_many(cls, experiments: Any) -> Any:
+        return [experiments] if isinstance(experiments, str) else experiments
+
+    @field_validator("experiments", "models", "seeds")
+    @classmethod
+    def _not_empty(cls, values: tuple) -> tuple:
+        if not values:
+            raise ValueError("must list at least one entry")
+        return values
+
+    @field_validator("models")
+    @classmethod
+    def _unique_labels(cls, models: tuple[ModelEntry, ...]) -> tuple[ModelEntry, ...]:
+        labels = [m.display for m in models]
+        repeated = sorted({label for label in labels if labels.count(label) > 1})
+        if repeated:
+            raise ValueError(f"model labels must be unique; give a `label` to each of {repeated}")
+        clash = sorted(set(labels) & set(BASELINES))
+        if clash:
+            raise ValueError(f"{clash} are evaluated as baselines; list them under `baselines`, not `models`")
+        return models
+
+    @field_validator("train")
+    @classmethod
+    def _train_sections(cls, train: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted(set(train) & {"dataset", "model", "seed"})
+        if reserved:
+            raise ValueError(
+                f"train.{reserved[0]} is set per cell from `experiments`, `data`, `models` and `seeds`; remove it"
+            )
+        return train
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "bench config") -> BenchConfig:
+        """Validate a mapping; problems are reported with their dotted keys."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            problems = "; ".join(_describe(issue) for issue in error.errors())
+            raise ConfigError(f"{source}: {problems}") from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> BenchConfig:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"bench config {path} does not exist; pass the path of a YAML file")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path}: not valid YAML ({error}); fix the syntax") from None
+        config = cls.from_dict(data, source=str(path))
+        experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
+        return config.model_copy(update={"experiments": experiments})
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def _describe(issue: dict[str, Any]) -> str:
+    dotted = ".".join(str(part) for part in issue["loc"]) or "config"
+    if issue["type"] == "extra_forbidden":
+        return f"{dotted}: unknown key (known keys: {', '.join(_known_keys(issue['loc']))})"
+    if issue["type"] == "missing":
+        return f"{dotted}: required key is missing"
+    return f"{dotted}: {issue['msg'].removeprefix('Value error, ')}"
+
+
+def _known_keys(location: tuple) -> list[str]:
+    section: type[BaseModel] = BenchConfig
+    for part in location[:-1]:
+        annotation = getattr(section.model_fields.get(str(part)), "annotation", None)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            section = annotation
+    return list(section.model_fields)
+
+
+def _relative_to(experiment: str, folder: Path) -> str:
+    """A custom experiment file named relative to the bench config resolves next to it."""
+    candidate = folder / experiment
+    return str(candidate) if _is_file_reference(experiment) and candidate.is_file() else experiment
+
+
+def _is_file_reference(experiment: str) -> bool:
+    return experiment.endswith((".yaml", ".yml"))
+
+
+def resolve_experiments(patterns: tuple[str, ...], known: list[str]) -> list[str]:
+    """Expand prefixes to the registered study ids below them; keep exact ids, any
+    `alpha/<rule>/<alpha>` and YAML paths.
+
+    An entry that is neither raises `ConfigError` naming it and the closest registered ids.
+    """
+    resolved: list[str] = []
+    for pattern in patterns:
+        if _is_file_reference(pattern):
+            if not Path(pattern).is_file():
+                raise ConfigError(f"experiment file {pattern} does not exist; give a task-config YAML path")
+            matches = [pattern]
+        elif pattern in known or _ALPHA.match(pattern):
+            matches = [pattern]
+        else:
+            prefix = pattern.rstrip("/") + "/"
+            matches = [k for k in known if k.startswith(prefix)]
+        if not matches:
+            from vision_bench.registry import unknown_name_message
+
+            raise ConfigError(f"experiments: {unknown_name_message('study', pattern, known)}")
+        resolved.extend(m for m in matches if m not in resolved)
+    return resolved
+
+
+def setting_of(experiment: str) -> str:
+    """The report row an experiment belongs to (see the module docstring)."""
+    if _is_file_reference(experiment):
+        return Path(experiment).stem
+    if _ALPHA.match(experiment):
+        return experiment
+    return experiment.rsplit("/", 1)[0] if "/" in experiment else experiment
+
+
+def alpha_of(experiment: str) -> float | None:
+    """The alpha rating of an alpha-sweep experiment id, else None."""
+    match = _ALPHA.match(experiment)
+    return float(match.group(1)) if match else None

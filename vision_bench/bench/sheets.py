@@ -1,0 +1,47 @@
+"""Sample sheets for a bench report: ID and OOD predictions of every trained model.
+
+Each cell's evaluation already drew best- and worst-case sheets per split; the report shows those
+of one representative cell per (model, setting): the first experiment and seed. They are copied
+into OUT/sheets/ so the report folder holds every image it links.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from vision_bench.bench.aggregate import CellResult
+from vision_bench.bench.report import Figure
+from vision_bench.evaluation.outputs import SHEETS_DIR, safe_name
+from vision_bench.evaluation.run import OUTPUT_DIR
+
+KINDS = ("best", "worst")
+
+
+def representative_cells(cells: Sequence[CellResult]) -> list[CellResult]:
+    """The first evaluated cell of each (trained model, setting), in the order met."""
+    chosen: dict[tuple[str, str], CellResult] = {}
+    for cell in cells:
+        if not cell.baseline and cell.run_dir is not None:
+            chosen.setdefault((cell.predictor, cell.setting), cell)
+    return list(chosen.values())
+
+
+def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: Path) -> list[Figure]:
+    """Copy the representative cells' sheets to OUT/sheets and return them as report figures."""
+    figures = []
+    target_dir = Path(out_dir) / SHEETS_DIR
+    for cell in representative_cells(cells):
+        source_dir = cell.run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.predictor)
+        for split in splits:
+            for kind in KINDS:
+                source = source_dir / f"{split}_{kind}.png"
+                if not source.is_file():
+                    continue
+                name = f"{safe_name(cell.predictor)}__{safe_name(cell.experiment)}__seed{cell.seed}__{split}_{kind}.png"
+                target_dir.mkdir(parents=True, exist_ok=True)
+                target = shutil.copyfile(source, target_dir / name)
+                caption = f"{cell.predictor} on {cell.experiment} (seed {cell.seed}): {kind} {split} samples"
+                figures.append(Figure(Path(target), caption))
+    return figures

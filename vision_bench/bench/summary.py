@@ -1,0 +1,115 @@
+"""Assemble a bench report from evaluated cells: tables, plots, training curves and sample sheets."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from vision_bench.bench.aggregate import CellResult, metric_available, summarize_alpha, summarize_cells
+from vision_bench.bench.config import BenchConfig
+from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_vs_alpha, plot_training_curves
+from vision_bench.bench.report import Figure, Heading, Paragraph, Report
+from vision_bench.bench.sheets import collect_sheets
+from vision_bench.bench.tables import short, table1, title
+from vision_bench.metrics import MeanSem
+from vision_bench.train.logging import METRICS_FILE, read_records
+
+REPORT_METRICS = ("grid_accuracy", "mse", "ssim", "lpips")
+EXTRA_METRICS = ("object_pixel_accuracy", "fg_mse")
+PLOTS_DIR = "plots"
+
+
+def _point(value: MeanSem) -> Point:
+    return Point(value.mean, value.sem)
+
+
+def _settings(cells: Sequence[CellResult]) -> list[str]:
+    return list(dict.fromkeys(c.setting for c in cells))
+
+
+def _unavailable_reason(cells: Sequence[CellResult], metric: str) -> str:
+    reasons = {c.status[metric].removeprefix("unavailable: ") for c in cells if c.status.get(metric)}
+    return "; ".join(sorted(reasons)) or "no finite value was recorded"
+
+
+def metric_plot(cells: Sequence[CellResult], metric: str, splits: tuple[str, str], out_dir: Path) -> Path:
+    settings = _settings(cells)
+    summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=splits[1])
+    values: dict[str, dict[str, dict[str, Point]]] = {splits[0]: {}, splits[1]: {}}
+    for (predictor, setting), summary in summaries.items():
+        values[splits[0]].setdefault(predictor, {})[setting] = _point(summary.id)
+        values[splits[1]].setdefault(predictor, {})[setting] = _point(summary.ood)
+    return plot_metric_by_setting(values, metric=short(metric), settings=settings,
+                                  path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
+
+
+def alpha_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path) -> Path | None:
+    curves = summarize_alpha(cells, metric, splits)
+    if not curves:
+        return None
+    points = {p: {s: {a: _point(v) for a, v in by_alpha.items()} for s, by_alpha in by_split.items()}
+              for p, by_split in curves.items()}
+    return plot_metric_vs_alpha(points, metric=short(metric), path=out_dir / PLOTS_DIR / f"{metric}_vs_alpha.png")
+
+
+def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
+    """Step losses and per-epoch validation metrics of every trained cell, from its metrics.jsonl."""
+    curves: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    for cell in cells:
+        if cell.baseline or cell.run_dir is None:
+            continue
+        label = f"{cell.predictor} {cell.experiment} s{cell.seed}"
+        for record in read_records(Path(cell.run_dir) / METRICS_FILE):
+            kind = record.get("kind")
+            keys = ["loss"] if kind == "step" else [k for k in record if "/" in k] if kind == "epoch" else []
+            for key in keys:
+                value = record.get(key)
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    name = "train loss" if key == "loss" else key
+                    xs, ys = curves.setdefault(name, {}).setdefault(label, ([], []))
+                    xs.append(record["step"])
+                    ys.append(float(value))
+    if not curves:
+        return None
+    return plot_training_curves(curves, path=out_dir / PLOTS_DIR / "training_curves.png")
+
+
+def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path) -> Report:
+    """The whole report; plots and sheets are written under `out_dir` as a side effect."""
+    splits = tuple(config.evaluate.splits)
+    id_split = next((s for s in splits if s.endswith("_id")), splits[0])
+    ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
+    settings = _settings(cells)
+    report = Report(f"vision-bench: {config.name}")
+    models = ", ".join(m.display for m in config.models)
+    report.add(Paragraph(
+        f"Models: {models}. Baselines: {', '.join(config.baselines) or 'none'}. Settings: {', '.join(settings)} "
+        f"({len({c.experiment for c in cells})} experiments, seeds {', '.join(map(str, config.seeds))}). "
+        f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
+        f"ID = {id_split}, OOD = {ood_split}; checkpoint: {config.evaluate.checkpoint}."
+    ))
+    report.add(Heading("Results (layout of COGITAO's Table 1)"))
+    for metric in (*REPORT_METRICS, *EXTRA_METRICS):
+        if not metric_available(cells, metric):
+            reason = _unavailable_reason(cells, metric)
+            report.add(Heading(title(metric), 3), Paragraph(f"{short(metric)} unavailable: {reason}"))
+            continue
+        report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
+    report.add(Heading("Plots"))
+    for metric in REPORT_METRICS:
+        if metric_available(cells, metric):
+            path = metric_plot(cells, metric, (id_split, ood_split), out_dir)
+            report.add(Figure(path, f"{title(metric)} per setting and model"))
+    for metric in ("lpips", "mse", "grid_accuracy"):
+        if metric_available(cells, metric):
+            path = alpha_plot(cells, metric, (id_split, ood_split), out_dir)
+            if path is not None:
+                report.add(Figure(path, f"{title(metric)} against alpha (solid: {ood_split}, dashed: {id_split})"))
+    curves = training_curves(cells, out_dir)
+    if curves is not None:
+        report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))
+    sheets = collect_sheets(cells, (id_split, ood_split), out_dir)
+    if sheets:
+        report.add(Heading("Sample sheets (input | target | prediction | error map)"), *sheets)
+    return report

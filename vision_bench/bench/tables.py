@@ -1,0 +1,131 @@
+"""Result tables: COGITAO's Table 1 layout for the report, and a plain-text summary for terminals.
+
+Table 1 of COGITAO lists, per experiment setting (ES) and model, the ID and OOD grid accuracy and
+their drop Delta. Here the same three numbers appear for any metric, as mean +- SEM over seeds
+and experiments, with one row per predictor (trained models first, then the baselines as the
+floor and the ceiling) and one ID | OOD | Delta column group per setting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from vision_bench.bench.aggregate import CellResult, Summary, predictors_in_order, summarize_cells
+from vision_bench.bench.report import Table, format_mean_sem, format_value
+from vision_bench.metrics import METRICS
+
+TITLES = {
+    "grid_accuracy": "GA: grid accuracy (%)",
+    "object_pixel_accuracy": "Obj-PPA: object pixel accuracy (%)",
+    "pixel_accuracy": "PPA: pixel accuracy (%)",
+    "mse": "MSE (pixel values in [0, 1])",
+    "ssim": "SSIM",
+    "lpips": "LPIPS",
+    "psnr": "PSNR (dB)",
+    "fg_mse": "FG-MSE",
+}
+SHORT = {"grid_accuracy": "GA", "object_pixel_accuracy": "Obj-PPA", "pixel_accuracy": "PPA", "mse": "MSE",
+         "ssim": "SSIM", "lpips": "LPIPS", "psnr": "PSNR", "fg_mse": "FG-MSE"}
+
+
+def title(metric: str) -> str:
+    return TITLES.get(metric, metric)
+
+
+def short(metric: str) -> str:
+    return SHORT.get(metric, metric)
+
+
+def format_metric(metric: str, mean: float, sem: float = float("nan")) -> str:
+    """Accuracies with one decimal (as COGITAO prints them), everything else with 4 significant digits."""
+    if METRICS[metric].percent:
+        return format_mean_sem(mean, sem, 1, fixed=True)
+    return format_mean_sem(mean, sem, 4)
+
+
+def gap_note(metric: str) -> str:
+    spec = METRICS[metric]
+    if spec.gap == "log_ratio":
+        name = short(metric)
+        return f"Δ = log {name}(OOD) − log {name}(ID) (SVIB's generalization gap); positive = worse OOD."
+    unit = " in percentage points (COGITAO's drop)" if spec.percent else ""
+    return f"Δ = ID − OOD{unit}; positive = worse OOD."
+
+
+def _display(predictor: str, baselines: set[str]) -> str:
+    return f"{predictor} (baseline)" if predictor in baselines else predictor
+
+
+def _gap_text(metric: str, summary: Summary) -> str:
+    if METRICS[metric].gap == "log_ratio":
+        return format_mean_sem(summary.gap.mean, summary.gap.sem, 3)
+    return format_metric(metric, summary.gap.mean, summary.gap.sem)
+
+
+def table1(
+    cells: Sequence[CellResult],
+    metric: str,
+    settings: Sequence[str],
+    *,
+    id_split: str = "test_id",
+    ood_split: str = "test_ood",
+) -> Table:
+    """One metric in Table 1's layout: rows = predictors, column groups = settings (ID | OOD | Δ)."""
+    summaries = summarize_cells(cells, metric, id_split=id_split, ood_split=ood_split)
+    baselines = {c.predictor for c in cells if c.baseline}
+    rows = []
+    for predictor in predictors_in_order(cells):
+        row = [_display(predictor, baselines)]
+        for setting in settings:
+            summary = summaries.get((predictor, setting))
+            if summary is None:
+                row += ["—", "—", "—"]
+                continue
+            row += [
+                format_metric(metric, summary.id.mean, summary.id.sem),
+                format_metric(metric, summary.ood.mean, summary.ood.sem),
+                _gap_text(metric, summary),
+            ]
+        rows.append(row)
+    columns = ["model"] + ["ID", "OOD", "Δ"] * len(settings)
+    note = f"mean ± SEM over seeds and experiments (no ± with a single run); {gap_note(metric)}"
+    return Table(columns, rows, title=title(metric), groups=[(s, 3) for s in settings], note=note)
+
+
+def summary_rows(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str = "test_id",
+                 ood_split: str = "test_ood") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the overall summary: per predictor, ID and OOD means over every cell."""
+    pooled = [
+        CellResult(c.predictor, c.experiment, "all", c.seed, c.baseline, c.splits) for c in cells
+    ]
+    summaries = {metric: summarize_cells(pooled, metric, id_split=id_split, ood_split=ood_split) for metric in metrics}
+    header = ["model"] + [f"{side} {short(metric)}" for metric in metrics for side in ("ID", "OOD")]
+    baselines = {c.predictor for c in cells if c.baseline}
+    rows = []
+    for predictor in predictors_in_order(cells):
+        row = [_display(predictor, baselines)]
+        for metric in metrics:
+            summary = summaries[metric].get((predictor, "all"))
+            for side in ("id", "ood"):
+                value = getattr(summary, side).mean if summary is not None else float("nan")
+                row.append(_plain(metric, value))
+        rows.append(row)
+    return header, rows
+
+
+def _plain(metric: str, value: float) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    return format_value(value, 1, fixed=True) if METRICS[metric].percent else format_value(value, 4)
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A left-aligned first column and right-aligned numbers, separated by two spaces."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(row[0]).ljust(widths[0])] + [str(v).rjust(w) for v, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

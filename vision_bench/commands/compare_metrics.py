@@ -1,0 +1,54 @@
+"""`vision-bench compare-metrics --out DIR [--data DIR] [--run RUN_DIR]`: which metric should I trust?
+
+Scores controlled perturbations of true targets (an object moved, recolored, removed or added; a
+one-pixel shift, blur, JPEG) with every metric, and with --run measures how well each pixel and
+perceptual metric ranks a trained model's predictions like grid accuracy and Obj-PPA do.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "compare-metrics"
+HELP = "which metric should I trust: metrics on controlled perturbations, and rank agreement on a run"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, help="output folder for tables, plots and the report")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="export directory whose targets are perturbed (default: generate from --study)")
+    parser.add_argument("--run", type=Path, default=None,
+                        help="training run (or its evaluation folder) for the rank-correlation study")
+    parser.add_argument("--study", default=None, help="study generating the default targets (default envgen/G1/1)")
+    parser.add_argument("--split", default="test_id", help="split the targets come from (default test_id)")
+    parser.add_argument("--n", type=int, default=32, help="number of targets (default 32)")
+    parser.add_argument("--spec", type=Path, default=None,
+                        help="render spec YAML for generated targets (default: the default spec)")
+    parser.add_argument("--lpips-net", default="alex", choices=("alex", "vgg", "squeeze"), help="LPIPS backbone")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the perturbations' random choices")
+
+
+def run(args: argparse.Namespace) -> int:
+    from render.spec import RenderSpec
+    from vision_bench.bench.compare_metrics import DEFAULT_STUDY
+    from vision_bench.bench.compare_report import export_targets, run_compare_metrics, study_targets
+    from vision_bench.errors import ConfigError
+
+    if args.n < 1:
+        raise ConfigError(f"--n must be at least 1, got {args.n}")
+    if args.data is not None:
+        if args.study is not None or args.spec is not None:
+            raise ConfigError("--data brings its own targets and render spec; drop --study / --spec")
+        targets, spec = export_targets(args.data, args.n, args.split)
+    else:
+        spec = RenderSpec.from_yaml(args.spec) if args.spec is not None else RenderSpec()
+        targets = study_targets(args.study or DEFAULT_STUDY, args.n, args.split)
+    result = run_compare_metrics(args.out, targets=targets, spec=spec, run=args.run, lpips=args.lpips_net,
+                                 seed=args.seed)
+    if result.study is not None:
+        from vision_bench.bench.compare_metrics import findings
+
+        print("\n".join(findings(result.study)))
+    print(f"report: {result.report_md} and {result.report_html}")
+    return 0

@@ -1,0 +1,64 @@
+"""`vision-bench evaluate RUN_DIR`: every metric per split and per sample, plus sample sheets.
+
+Writes RUN_DIR/evaluation/metrics.json, samples.parquet and sheets/ (see
+`vision_bench.evaluation.outputs`), for the run's model and the baselines next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "evaluate"
+HELP = "evaluate a training run (and the copy_input / mean_target / oracle baselines) on the test splits"
+SUMMARY_METRICS = ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a directory written by `vision-bench train`")
+    parser.add_argument("--checkpoint", default="best", help="best, last, or the path of a checkpoint (default best)")
+    parser.add_argument("--splits", type=_names, default=("test_id", "test_ood"),
+                        help="comma-separated splits (default test_id,test_ood)")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="evaluate on this export directory instead of the run's own dataset")
+    parser.add_argument("--n-test", type=int, default=None,
+                        help="samples per test split when the run's data is an on-the-fly study")
+    parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "oracle"),
+                        help="comma-separated baselines to evaluate alongside (default all three; '' for none)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default RUN_DIR/evaluation)")
+    parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default 64)")
+    parser.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cpu, cuda, cuda:1, ...")
+    parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
+    parser.add_argument("--lpips-net", default="alex", choices=("alex", "vgg", "squeeze"), help="LPIPS backbone")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision_bench.bench.tables import short, text_table
+    from vision_bench.errors import ConfigError
+    from vision_bench.evaluation import evaluate_run
+
+    if args.batch_size < 1 or args.sheet_samples < 1 or (args.n_test is not None and args.n_test < 1):
+        raise ConfigError("--batch-size, --sheet-samples and --n-test must be positive integers")
+    result = evaluate_run(
+        args.run_dir, checkpoint=args.checkpoint, splits=args.splits, data=args.data, n_test=args.n_test,
+        baselines=args.baselines, out_dir=args.out, device=args.device, batch_size=args.batch_size,
+        lpips=args.lpips_net, sheet_samples=args.sheet_samples, progress=not args.no_progress,
+    )
+    metrics = result.metrics
+    entries = {metrics["model"]: metrics["splits"], **{n: e["splits"] for n, e in metrics["baselines"].items()}}
+    header = ["model", "split", "n"] + [short(m) for m in SUMMARY_METRICS]
+    rows = []
+    for name, splits in entries.items():
+        for split, entry in splits.items():
+            values = [entry["metrics"].get(m) for m in SUMMARY_METRICS]
+            rows.append([name, split, str(entry["n"])] + ["n/a" if v is None else f"{v:.4g}" for v in values])
+    print(text_table(header, rows))
+    for name, status in metrics["status"].items():
+        print(f"{name}: {status}")
+    print(f"wrote {result.metrics_path}, {result.samples_path} and {len(result.sheets)} sample sheets")
+    return 0

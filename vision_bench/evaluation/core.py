@@ -1,0 +1,217 @@
+"""Score one predictor on one split: every metric per sample, aggregates, and best / worst cases.
+
+Predictions are decoded back to grids with the dataset's render spec at the target's grid shape,
+so the object-aware metrics (GA, PPA, Obj-PPA, ...) score image models and baselines alike.
+Stubbornness needs the training sequences and is only computed on OOD splits, where it means
+something (on ID splits a correct prediction is trivially "a training sequence applied").
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+from tqdm import tqdm
+
+from vision_bench.evaluation.sheets import SheetRow, to_uint8_image
+from vision_bench.metrics import METRICS, MeanSem, MetricValues, compute_metrics, decode_predictions, mean_sem
+from vision_bench.tasks.grid import extract_objects
+
+RANKING_METRICS = ("grid_accuracy", "mse")
+"""Best / worst cases: highest grid accuracy first, then lowest MSE (MSE alone without grids)."""
+
+
+@dataclass
+class SplitEvaluation:
+    """Per-sample columns, aggregates (mean +- SEM on the reporting scale) and sheet rows."""
+
+    split: str
+    columns: dict[str, list[Any]]
+    aggregates: dict[str, MeanSem]
+    status: dict[str, str]
+    best: list[SheetRow] = field(default_factory=list)
+    worst: list[SheetRow] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.columns.get("index", []))
+
+    def means(self) -> dict[str, float]:
+        return {name: value.mean for name, value in self.aggregates.items()}
+
+
+def aggregate(metric: str, values: Sequence[float] | torch.Tensor) -> MeanSem:
+    """Mean +- SEM on `summarize`'s scale: accuracies x100, PSNR capped, NaN samples left out."""
+    spec = METRICS[metric]
+    array = torch.as_tensor(values).detach().double().reshape(-1).cpu().numpy()
+    if spec.cap is not None:
+        array = np.minimum(array, spec.cap)
+    return mean_sem((array * (100.0 if spec.percent else 1.0)).tolist())
+
+
+def pad_to(grids: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """Grids (B, h, w) padded with -1 (never cropped) to (B, height, width)."""
+    out = torch.full((grids.shape[0], height, width), -1, dtype=torch.long, device=grids.device)
+    out[:, : grids.shape[1], : grids.shape[2]] = grids
+    return out
+
+
+def _object_count(grid: torch.Tensor, shape: Sequence[int]) -> int:
+    return len(extract_objects(grid[: shape[0], : shape[1]].cpu().numpy().astype(np.uint8)))
+
+
+def _score_key(values: Mapping[str, torch.Tensor], row: int) -> tuple[float, float]:
+    """Larger is better: (grid accuracy or 0, -MSE)."""
+    accuracy = float(values["grid_accuracy"][row]) if "grid_accuracy" in values else 0.0
+    error = float(values["mse"][row])
+    return accuracy, -error if math.isfinite(error) else -math.inf
+
+
+def _label(split: str, batch: Mapping[str, Any], row: int, values: Mapping[str, torch.Tensor]) -> str:
+    index = int(batch["index"][row]) if "index" in batch else row
+    sequence = batch.get("sequence")
+    lines = [f"{split} #{index}"]
+    if sequence is not None and len(sequence[row]):
+        lines.append("\n".join(", ".join(sequence[row][i:i + 2]) for i in range(0, len(sequence[row]), 2)))
+    scores = []
+    if "grid_accuracy" in values:
+        scores.append(f"GA {100 * float(values['grid_accuracy'][row]):.0f}")
+    scores.append(f"MSE {float(values['mse'][row]):.4f}")
+    return "\n".join(lines + [" ".join(scores)])
+
+
+class Extremes:
+    """The k best and k worst samples seen so far, keeping only their images."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.best: list[tuple[tuple[float, float], int, SheetRow]] = []
+        self.worst: list[tuple[tuple[float, float], int, SheetRow]] = []
+        self.seen = 0
+
+    def offer(self, key: tuple[float, float], make_row: Any) -> None:
+        self.seen += 1
+        order = self.seen
+        best_full = len(self.best) >= self.k and key <= self.best[0][0]
+        worst_full = len(self.worst) >= self.k and (-key[0], -key[1]) <= self.worst[0][0]
+        if best_full and worst_full:
+            return
+        row = make_row()
+        if not best_full:
+            (heapq.heappushpop if len(self.best) >= self.k else heapq.heappush)(self.best, (key, -order, row))
+        if not worst_full:
+            inverse = (-key[0], -key[1])
+            (heapq.heappushpop if len(self.worst) >= self.k else heapq.heappush)(self.worst, (inverse, -order, row))
+
+    def rows(self) -> tuple[list[SheetRow], list[SheetRow]]:
+        best = [entry[2] for entry in sorted(self.best, reverse=True)]
+        worst = [entry[2] for entry in sorted(self.worst, reverse=True)]
+        return best, worst
+
+
+@torch.no_grad()
+def evaluate_split(
+    model: torch.nn.Module,
+    dataset: Dataset,
+    *,
+    split: str,
+    spec: Any,
+    device: torch.device,
+    batch_size: int = 64,
+    lpips: torch.nn.Module | str | None = None,
+    id_sequences: Sequence[Sequence[str]] | None = None,
+    sheet_samples: int = 4,
+    progress: bool = False,
+) -> SplitEvaluation:
+    """Every metric on every sample of `dataset` for `model.predict`; see the module docstring."""
+    from vision_bench.data.collate import collate
+    from vision_bench.data.device import to_device_batch
+
+    model.eval()
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, collate_fn=collate)
+    columns: dict[str, list[Any]] = {}
+    per_metric: dict[str, list[torch.Tensor]] = {}
+    status: dict[str, str] = {}
+    extremes = Extremes(sheet_samples)
+    ood = split.endswith("_ood")
+    for raw in tqdm(loader, desc=f"evaluate {split}", unit="batch", disable=not progress, leave=False):
+        batch = to_device_batch(raw, spec, device)
+        prediction = model.predict(batch).float().clamp_(0, 1)
+        values = _batch_metrics(prediction, batch, spec, lpips, id_sequences if ood else None)
+        status.update({k: v for k, v in values.status.items() if v != "ok"})
+        for name, tensor in values.items():
+            per_metric.setdefault(name, []).append(tensor.detach().double().cpu())
+        _append_columns(columns, batch, prediction.shape[0])
+        for row in range(prediction.shape[0]):
+            extremes.offer(
+                _score_key(values, row),
+                lambda row=row: SheetRow(
+                    to_uint8_image(batch["input"][row].cpu().numpy()),
+                    to_uint8_image(batch["target"][row].cpu().numpy()),
+                    to_uint8_image(prediction[row].cpu().numpy()),
+                    _label(split, batch, row, values),
+                ),
+            )
+    for name, parts in per_metric.items():
+        columns[name] = torch.cat(parts).tolist()
+    aggregates = {name: aggregate(name, torch.cat(parts)) for name, parts in per_metric.items()}
+    best, worst = extremes.rows()
+    return SplitEvaluation(split, columns, aggregates, status, best, worst)
+
+
+def _batch_metrics(
+    prediction: torch.Tensor,
+    batch: Mapping[str, Any],
+    spec: Any,
+    lpips: torch.nn.Module | str | None,
+    id_sequences: Sequence[Sequence[str]] | None,
+) -> MetricValues:
+    """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape."""
+    seeds = _render_seeds(batch, prediction.shape[0])
+    grids: dict[str, Any] = {}
+    if isinstance(batch.get("target_grid"), torch.Tensor):
+        target = batch["target_grid"]
+        shapes = batch.get("target_grid_shape", batch.get("grid_shape"))
+        decoded = decode_predictions(prediction, spec, shapes, seeds=seeds)
+        grids = {
+            "pred_grids": pad_to(decoded.to(target.device), *target.shape[1:]),
+            "target_grids": target,
+            "input_grids": batch.get("input_grid"),
+        }
+        if id_sequences:
+            grids["id_sequences"] = id_sequences
+    background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
+    return compute_metrics(
+        prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips, **grids
+    )
+
+
+def _render_seeds(batch: Mapping[str, Any], count: int) -> list[int]:
+    seeds = batch.get("render_seed")
+    if seeds is None:
+        return [0] * count
+    return [int(s) for s in (seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds)]
+
+
+def _append_columns(columns: dict[str, list[Any]], batch: Mapping[str, Any], count: int) -> None:
+    indices = batch.get("index")
+    indices = indices.tolist() if isinstance(indices, torch.Tensor) else list(indices or range(count))
+    columns.setdefault("index", []).extend(int(i) for i in indices)
+    columns.setdefault("task_key", []).extend(batch.get("task_key") or [""] * count)
+    sequences = batch.get("sequence") or [()] * count
+    columns.setdefault("sequence", []).extend([list(s) for s in sequences])
+    if isinstance(batch.get("target_grid"), torch.Tensor):
+        input_shapes = batch["grid_shape"].tolist()
+        target_shapes = batch.get("target_grid_shape", batch["grid_shape"]).tolist()
+        columns.setdefault("n_objects", []).extend(
+            _object_count(g, s) for g, s in zip(batch["input_grid"], input_shapes)
+        )
+        columns.setdefault("n_target_objects", []).extend(
+            _object_count(g, s) for g, s in zip(batch["target_grid"], target_shapes)
+        )

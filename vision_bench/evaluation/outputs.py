@@ -1,0 +1,143 @@
+"""The files an evaluation leaves behind, and how to read them back.
+
+    OUT/metrics.json      per split: sample count, mean and SEM of every metric, ID/OOD gaps,
+                          for the run's model (top level) and each baseline (under "baselines")
+    OUT/samples.parquet   one row per (predictor, split, sample): every metric (raw per-sample
+                          values: accuracies 0..1), the sequence, the object counts
+    OUT/sheets/PREDICTOR/SPLIT_best.png, SPLIT_worst.png
+
+metrics.json is written last, so its presence means the evaluation finished.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from vision_bench.errors import UserError
+from vision_bench.evaluation.core import SplitEvaluation
+from vision_bench.evaluation.sheets import write_sheet
+from vision_bench.metrics import METRICS, generalization_gap
+
+METRICS_FILE = "metrics.json"
+SAMPLES_FILE = "samples.parquet"
+SHEETS_DIR = "sheets"
+FORMAT = "vision-bench-evaluation"
+VERSION = 1
+GAP_SPLITS = (("test_id", "test_ood"), ("val_id", "val_ood"))
+
+
+class EvaluationFileError(UserError):
+    """An evaluation output that is missing or was not written by `vision-bench evaluate`."""
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe form of a predictor name (`unet:resnet18` -> `unet_resnet18`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+
+
+def _finite(value: float) -> float | None:
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def split_summary(evaluation: SplitEvaluation) -> dict[str, Any]:
+    """{'n', 'metrics': name -> mean, 'sem': name -> SEM}; non-finite numbers become null."""
+    return {
+        "n": evaluation.n,
+        "metrics": {name: _finite(value.mean) for name, value in evaluation.aggregates.items()},
+        "sem": {name: _finite(value.sem) for name, value in evaluation.aggregates.items()},
+    }
+
+
+def gaps(splits: Mapping[str, SplitEvaluation]) -> dict[str, dict[str, float | None]]:
+    """Per ID/OOD split pair present: metric -> generalization gap (see `vision_bench.metrics.gaps`)."""
+    result = {}
+    for id_split, ood_split in GAP_SPLITS:
+        if id_split in splits and ood_split in splits:
+            id_means, ood_means = splits[id_split].means(), splits[ood_split].means()
+            result[f"{id_split}/{ood_split}"] = {
+                name: _finite(generalization_gap(name, id_means[name], ood_means[name]))
+                for name in id_means
+                if name in ood_means and METRICS[name].gap is not None
+                and math.isfinite(id_means[name]) and math.isfinite(ood_means[name])
+            }
+    return result
+
+
+def predictor_entry(splits: Mapping[str, SplitEvaluation], description: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "describe": dict(description),
+        "splits": {name: split_summary(evaluation) for name, evaluation in splits.items()},
+        "gaps": gaps(splits),
+    }
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> Path:
+    """Strict JSON (NaN and inf as null) through a temporary file and an atomic rename."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def write_samples(path: Path, results: Mapping[str, Mapping[str, SplitEvaluation]]) -> Path:
+    """All predictors' per-sample columns in one Parquet table (columns missing somewhere are null)."""
+    tables = []
+    for predictor, splits in results.items():
+        for split, evaluation in splits.items():
+            columns = {"predictor": [predictor] * evaluation.n, "split": [split] * evaluation.n}
+            columns.update(evaluation.columns)
+            tables.append(pa.table(columns))
+    if not tables:
+        raise EvaluationFileError("nothing was evaluated; give at least one split and one predictor")
+    table = pa.concat_tables(tables, promote_options="default")
+    temporary = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, temporary)
+    os.replace(temporary, path)
+    return path
+
+
+def write_sheets(out_dir: Path, results: Mapping[str, Mapping[str, SplitEvaluation]]) -> list[Path]:
+    """Best- and worst-case sheets of every predictor and split."""
+    paths = []
+    for predictor, splits in results.items():
+        for split, evaluation in splits.items():
+            for kind, rows in (("best", evaluation.best), ("worst", evaluation.worst)):
+                if rows:
+                    path = out_dir / SHEETS_DIR / safe_name(predictor) / f"{split}_{kind}.png"
+                    paths.append(write_sheet(rows, path, title=f"{predictor}: {kind} {split} samples"))
+    return paths
+
+
+def read_metrics(path: str | Path) -> dict[str, Any]:
+    """An evaluation's metrics.json (`path` is the file or its folder)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / METRICS_FILE
+    if not path.is_file():
+        raise EvaluationFileError(f"{path}: no evaluation results; run `vision-bench evaluate` first")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise EvaluationFileError(f"{path}: not valid JSON ({error}); evaluate again") from None
+    if data.get("format") != FORMAT:
+        raise EvaluationFileError(f"{path}: not written by `vision-bench evaluate`")
+    return data
+
+
+def read_samples(path: str | Path) -> pa.Table:
+    """An evaluation's samples.parquet (`path` is the file or its folder)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SAMPLES_FILE
+    if not path.is_file():
+        raise EvaluationFileError(f"{path}: no per-sample table; run `vision-bench evaluate` first")
+    return pq.read_table(path)

@@ -1,0 +1,200 @@
+"""Evaluate a trained run, and the baselines next to it, on the test splits (`vision-bench evaluate`).
+
+Baselines (`copy_input`, `mean_target`, `oracle`) go through exactly the same loop as the model,
+so every table has its floor and its ceiling: the oracle renders the true output grid and must
+score GA 100 and MSE 0 after render -> decode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from vision_bench.errors import ConfigError
+from vision_bench.evaluation import outputs
+from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
+from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
+
+BASELINES = ("copy_input", "mean_target", "oracle")
+DEFAULT_SPLITS = ("test_id", "test_ood")
+OUTPUT_DIR = "evaluation"
+
+
+@dataclass
+class EvaluationResult:
+    """What `evaluate_run` / `evaluate_predictors` computed and where it wrote it."""
+
+    out_dir: Path
+    results: dict[str, dict[str, SplitEvaluation]]
+    metrics: dict[str, Any]
+    sheets: list[Path] = field(default_factory=list)
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.out_dir / outputs.METRICS_FILE
+
+    @property
+    def samples_path(self) -> Path:
+        return self.out_dir / outputs.SAMPLES_FILE
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    """'auto' = CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
+    if device != "auto":
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
+    """`best` / `last` name RUN_DIR/checkpoints/{best,last}.pt; anything else is a path."""
+    if checkpoint in ("best", "last"):
+        path = run_dir / "checkpoints" / f"{checkpoint}.pt"
+        if checkpoint == "best" and not path.is_file() and (run_dir / "checkpoints" / "last.pt").is_file():
+            raise ConfigError(f"{run_dir} has no best.pt (no validation finished); pass --checkpoint last")
+        if not path.is_file():
+            raise ConfigError(
+                f"{path} does not exist; is {run_dir} a training run directory (vision-bench train --out)?"
+            )
+        return path
+    path = Path(checkpoint)
+    if not path.is_file():
+        raise ConfigError(f"checkpoint {path} does not exist; pass best, last or the path of a .pt file")
+    return path
+
+
+def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.device,
+                    batch_size: int) -> tuple[dict[str, torch.nn.Module], list[str]]:
+    """The requested baselines, ready to predict; and notes on any that this data cannot support."""
+    from vision_bench.data.collate import collate
+    from vision_bench.data.device import to_device_batch
+    from vision_bench.models import create_model
+
+    size = data.spec.size[0]
+    models: dict[str, torch.nn.Module] = {}
+    notes: list[str] = []
+    for name in names:
+        if name not in BASELINES:
+            raise ConfigError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
+        if name == "mean_target" and data.train is None:
+            notes.append("mean_target skipped: the data has no training split to average")
+            continue
+        if name == "oracle" and not data.has_grids:
+            notes.append("oracle skipped: the data has no grids and sequences to apply")
+            continue
+        options: dict[str, Any] = {"image_size": size}
+        if name == "oracle":
+            options["render_spec"] = data.spec
+        model = create_model(name, **options).to(device)
+        if name == "mean_target":
+            count = min(len(data.train), MEAN_TARGET_SAMPLES)
+            loader = torch.utils.data.DataLoader(
+                torch.utils.data.Subset(data.train, range(count)), batch_size=batch_size, collate_fn=collate
+            )
+            model.fit(to_device_batch(batch, data.spec, device) for batch in loader)
+        models[name] = model
+    return models, notes
+
+
+def evaluate_predictors(
+    predictors: Mapping[str, torch.nn.Module],
+    data: EvaluationData,
+    out_dir: str | Path,
+    *,
+    main: str | None = None,
+    device: torch.device | None = None,
+    batch_size: int = 64,
+    lpips: torch.nn.Module | str | None = None,
+    sheet_samples: int = 4,
+    extra: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> EvaluationResult:
+    """Evaluate each predictor on each split of `data`; write the files of `outputs` into `out_dir`.
+
+    `main` names the run's own model (reported at the top level of metrics.json); the others are
+    reported as baselines.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    device = device or pick_device()
+    started = time.perf_counter()
+    results: dict[str, dict[str, SplitEvaluation]] = {}
+    for name, model in predictors.items():
+        results[name] = {
+            split: evaluate_split(
+                model, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
+                id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress,
+            )
+            for split, dataset in data.splits.items()
+        }
+    status: dict[str, str] = {}
+    for splits in results.values():
+        for evaluation in splits.values():
+            status.update(evaluation.status)
+    describe = {name: model.describe() if hasattr(model, "describe") else {} for name, model in predictors.items()}
+    metrics: dict[str, Any] = {
+        "format": outputs.FORMAT,
+        "version": outputs.VERSION,
+        **dict(extra or {}),
+        "model": main,
+        "data": data.source,
+        "render_spec": data.spec.to_dict(),
+        "status": status,
+        "notes": list(data.notes),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if main is not None:
+        metrics.update(outputs.predictor_entry(results[main], describe[main]))
+    metrics["baselines"] = {
+        name: outputs.predictor_entry(splits, describe[name]) for name, splits in results.items() if name != main
+    }
+    outputs.write_samples(out_dir / outputs.SAMPLES_FILE, results)
+    sheets = outputs.write_sheets(out_dir, results)
+    outputs.write_json(out_dir / outputs.METRICS_FILE, metrics)
+    return EvaluationResult(out_dir, results, metrics, sheets)
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    *,
+    checkpoint: str = "best",
+    splits: Sequence[str] = DEFAULT_SPLITS,
+    data: str | Path | None = None,
+    n_test: int | None = None,
+    baselines: Sequence[str] = BASELINES,
+    out_dir: str | Path | None = None,
+    device: str = "auto",
+    batch_size: int = 64,
+    lpips: torch.nn.Module | str | None = None,
+    sheet_samples: int = 4,
+    progress: bool = False,
+) -> EvaluationResult:
+    """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to RUN_DIR/evaluation."""
+    from vision_bench.train import load_checkpoint
+    from vision_bench.train.components import resolve_spec
+
+    run_dir = Path(run_dir)
+    path = checkpoint_path(run_dir, checkpoint)
+    target = pick_device(device)
+    model, config, state = load_checkpoint(path, device=target)
+    spec = resolve_spec(config)
+    evaluation_data = run_data(config, spec, tuple(splits), data=data, n_test=n_test)
+    predictors: dict[str, torch.nn.Module] = {config.model.name: model}
+    others = [name for name in baselines if name != config.model.name]
+    extra_models, notes = build_baselines(others, evaluation_data, target, batch_size)
+    predictors.update(extra_models)
+    evaluation_data.notes.extend(notes)
+    extra = {"run_dir": str(run_dir), "checkpoint": str(path), "step": int(state.get("step", 0))}
+    return evaluate_predictors(
+        predictors, evaluation_data, Path(out_dir) if out_dir is not None else run_dir / OUTPUT_DIR,
+        main=config.model.name, device=target, batch_size=batch_size, lpips=lpips,
+        sheet_samples=sheet_samples, extra=extra, progress=progress,
+    )

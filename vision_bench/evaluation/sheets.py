@@ -1,0 +1,116 @@
+"""Sample sheets: one row per sample, columns input | target | prediction | error map.
+
+The error map is the per-pixel absolute error averaged over the RGB channels, drawn with the
+'hot' colormap on a fixed 0..1 scale so sheets of different models compare by eye. Sheets are
+composed with numpy and Pillow (a few milliseconds each; an evaluation draws many of them).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from vision_bench.errors import UserError
+
+COLUMNS = ("input", "target", "prediction", "error |pred - target|")
+MIN_PANEL = 96
+GAP = 6
+LABEL_WIDTH = 150
+FONT_SIZE = 11
+LINE_HEIGHT = 14
+INK = (20, 20, 20)
+FRAME = (170, 170, 170)
+
+
+@dataclass(frozen=True)
+class SheetRow:
+    """One sample: uint8 (H, W, 3) images and a short label (split, index, sequence, scores)."""
+
+    input: np.ndarray
+    target: np.ndarray
+    prediction: np.ndarray
+    label: str
+
+
+def error_map(prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Mean absolute RGB error per pixel in [0, 1], as float32 (H, W)."""
+    difference = np.abs(prediction.astype(np.float32) - target.astype(np.float32)) / 255.0
+    return difference.mean(axis=-1)
+
+
+def hot_colormap(values: np.ndarray) -> np.ndarray:
+    """Values in [0, 1] as uint8 RGB: black -> red -> yellow -> white (matplotlib's 'hot')."""
+    scaled = np.clip(values, 0.0, 1.0)[..., None] * 3.0 - np.array([0.0, 1.0, 2.0], np.float32)
+    return (np.clip(scaled, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+
+
+def to_uint8_image(image: np.ndarray) -> np.ndarray:
+    """A (3, H, W) or (H, W, 3) image, float in [0, 1] or uint8, as uint8 (H, W, 3)."""
+    array = np.asarray(image)
+    if array.ndim != 3:
+        raise UserError(f"expected an image with 3 dimensions, got shape {array.shape}")
+    if array.shape[0] == 3 and array.shape[-1] != 3:
+        array = np.moveaxis(array, 0, -1)
+    if array.dtype != np.uint8:
+        array = np.clip(np.rint(array.astype(np.float32) * 255.0), 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(array)
+
+
+def _enlarged(image: np.ndarray, factor: int) -> np.ndarray:
+    return np.repeat(np.repeat(image, factor, axis=0), factor, axis=1)
+
+
+def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
+    """A white sheet: a title line, the column names, then one labelled row of four panels per sample."""
+    if not rows:
+        raise UserError("a sample sheet needs at least one sample")
+    height, width = rows[0].target.shape[:2]
+    factor = max(1, -(-MIN_PANEL // max(height, width)))
+    panel_h, panel_w = height * factor, width * factor
+    top = GAP + (LINE_HEIGHT if title else 0) + LINE_HEIGHT
+    label_lines = max(len(row.label.splitlines()) for row in rows)
+    row_height = max(panel_h, label_lines * LINE_HEIGHT) + GAP
+    canvas = np.full((top + row_height * len(rows) + GAP, LABEL_WIDTH + (panel_w + GAP) * len(COLUMNS) + GAP, 3),
+                     255, np.uint8)
+    for r, row in enumerate(rows):
+        y = top + r * row_height
+        panels = (row.input, row.target, row.prediction, hot_colormap(error_map(row.prediction, row.target)))
+        for c, panel in enumerate(panels):
+            if panel.shape[:2] != (height, width):
+                raise UserError(f"sheet row {r}: images are {panel.shape[:2]}, expected {(height, width)} like row 0")
+            x = LABEL_WIDTH + c * (panel_w + GAP)
+            canvas[y : y + panel_h, x : x + panel_w] = _enlarged(panel, factor)
+    sheet = Image.fromarray(canvas)
+    draw = ImageDraw.Draw(sheet)
+    font = ImageFont.load_default(size=FONT_SIZE)
+    if title:
+        draw.text((GAP, GAP), title, fill=INK, font=font)
+    for c, name in enumerate(COLUMNS):
+        draw.text((LABEL_WIDTH + c * (panel_w + GAP), top - LINE_HEIGHT), name, fill=INK, font=font)
+    for r, row in enumerate(rows):
+        y = top + r * row_height
+        for i, line in enumerate(row.label.splitlines()):
+            draw.text((GAP, y + i * LINE_HEIGHT), line, fill=INK, font=font)
+        for c in range(len(COLUMNS)):
+            x = LABEL_WIDTH + c * (panel_w + GAP)
+            draw.rectangle((x - 1, y - 1, x + panel_w, y + panel_h), outline=FRAME)
+    return sheet
+
+
+def save_png(image: Image.Image, path: Path) -> Path:
+    """Save as PNG through a temporary file so a crash never leaves a truncated image."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.stem}.tmp.png")
+    image.save(temporary, format="PNG")
+    os.replace(temporary, path)
+    return path
+
+
+def write_sheet(rows: list[SheetRow], path: Path, title: str = "") -> Path:
+    """Draw and save a sample sheet; return its path."""
+    return save_png(draw_sheet(rows, title), path)

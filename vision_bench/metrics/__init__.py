@@ -1,0 +1,35 @@
+"""Pixel, perceptual and object-aware metrics, batched in torch, with ID/OOD generalization gaps.
+
+`METRICS` lists every metric (name, direction, description, batched function);
+`compute_metrics` scores one batch, `summarize` aggregates per-sample values, `aggregate_gaps`
+turns per-run ID/OOD aggregates into mean +- SEM gaps.
+"""
+
+from vision_bench.metrics.compute import MetricValues, compute_metrics, summarize
+from vision_bench.metrics.decoding import decode_predictions
+from vision_bench.metrics.gaps import MeanSem, aggregate_gaps, generalization_gap, mean_sem
+from vision_bench.metrics.inputs import MetricInputError
+from vision_bench.metrics.perceptual import LpipsLoad, load_lpips, lpips_distance, lpips_status
+from vision_bench.metrics.pixel import PIXEL_TOLERANCE, PSNR_CAP_DB
+from vision_bench.metrics.registry import METRICS, MetricInputs, MetricSpec
+
+__all__ = [
+    "METRICS",
+    "PIXEL_TOLERANCE",
+    "PSNR_CAP_DB",
+    "LpipsLoad",
+    "MeanSem",
+    "MetricInputError",
+    "MetricInputs",
+    "MetricSpec",
+    "MetricValues",
+    "aggregate_gaps",
+    "compute_metrics",
+    "decode_predictions",
+    "generalization_gap",
+    "load_lpips",
+    "lpips_distance",
+    "lpips_status",
+    "mean_sem",
+    "summarize",
+]

@@ -1,0 +1,126 @@
+"""One entry point for a batch (`compute_metrics`) and one for aggregates (`summarize`).
+
+Aggregation rules, the same for every caller:
+- NaN samples (a masked MSE with an empty mask, LPIPS without weights) are left out of the mean;
+  a metric with no finite sample aggregates to NaN.
+- PSNR is capped at `PSNR_CAP_DB` (100 dB) first, so identical images count as 100 dB, not +inf.
+- Accuracies (`percent` metrics) are reported x100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import torch
+
+from vision_bench.metrics.inputs import as_grids, background_colors, matching_images
+from vision_bench.metrics.perceptual import DEFAULT_NET, OK, LpipsLoad, load_lpips
+from vision_bench.metrics.pixel import PIXEL_TOLERANCE
+from vision_bench.metrics.registry import METRICS, MetricInputs, check_computable, missing_inputs
+
+
+class MetricValues(dict[str, torch.Tensor]):
+    """Metric name -> per-sample values (B,); `status` maps a name to 'ok' or 'unavailable: ...'."""
+
+    def __init__(self, values: Mapping[str, torch.Tensor], status: Mapping[str, str]) -> None:
+        super().__init__(values)
+        self.status = {name: status.get(name, OK) for name in values}
+
+
+@torch.no_grad()
+def compute_metrics(
+    pred_images: torch.Tensor | None = None,
+    target_images: torch.Tensor | None = None,
+    input_images: torch.Tensor | None = None,
+    *,
+    pred_grids: torch.Tensor | None = None,
+    target_grids: torch.Tensor | None = None,
+    input_grids: torch.Tensor | None = None,
+    background_rgb: torch.Tensor | Sequence[float] | None = None,
+    foreground_mask: torch.Tensor | None = None,
+    id_sequences: Iterable[Sequence[str]] | None = None,
+    names: Sequence[str] | None = None,
+    lpips: torch.nn.Module | str | None = None,
+    tolerance: float = PIXEL_TOLERANCE,
+) -> MetricValues:
+    """Per-sample values of the requested metrics (default: every metric whose inputs are given).
+
+    Images are float (B, 3, H, W) in [0, 1] (or uint8); grids are long (B, h, w) padded with -1.
+    `background_rgb` is the color drawn for grid value 0, (3,) or per sample (B, 3), integers
+    0-255 or floats 0-1; `foreground_mask` (B, H, W) may replace it. `lpips` is a network name
+    ('alex', 'vgg', 'squeeze') or an already-built LPIPS module; its absence makes `lpips` NaN
+    with an 'unavailable: ...' status instead of failing. A metric asked for by name whose
+    inputs are missing raises `MetricInputError`.
+    """
+    inputs = _inputs(pred_images, target_images, input_images, pred_grids, target_grids, input_grids,
+                     background_rgb, foreground_mask, id_sequences, tolerance)
+    if names is None:
+        specs = [spec for _, spec in METRICS.items() if not missing_inputs(spec, inputs)]
+    else:
+        specs = [METRICS[name] for name in names]
+        for spec in specs:
+            check_computable(spec, inputs)
+    if any(spec.name == "lpips" for spec in specs):
+        inputs.lpips = _resolve_lpips(lpips, inputs.pred_images.device)
+    values = {spec.name: spec.function(inputs) for spec in specs}
+    return MetricValues(values, inputs.status)
+
+
+def _inputs(
+    pred_images: torch.Tensor | None,
+    target_images: torch.Tensor | None,
+    input_images: torch.Tensor | None,
+    pred_grids: torch.Tensor | None,
+    target_grids: torch.Tensor | None,
+    input_grids: torch.Tensor | None,
+    background_rgb: torch.Tensor | Sequence[float] | None,
+    foreground_mask: torch.Tensor | None,
+    id_sequences: Iterable[Sequence[str]] | None,
+    tolerance: float,
+) -> MetricInputs:
+    """The arguments checked once: images range-checked and shape-matched, grids as long tensors."""
+    if pred_images is not None and target_images is not None:
+        pred_images, target_images = matching_images(pred_images, target_images, ("pred_images", "target_images"))
+    if input_images is not None:
+        reference = target_images if target_images is not None else input_images
+        input_images, _ = matching_images(input_images, reference, ("input_images", "target_images"))
+    batch_images = target_images if target_images is not None else pred_images
+    background = None
+    if background_rgb is not None and batch_images is not None:
+        background = background_colors(background_rgb, batch_images.shape[0], batch_images.device)
+    if foreground_mask is not None:
+        foreground_mask = torch.as_tensor(foreground_mask, dtype=torch.bool)
+    return MetricInputs(
+        pred_images=pred_images,
+        target_images=target_images,
+        input_images=input_images,
+        pred_grids=None if pred_grids is None else as_grids(pred_grids, "pred_grids"),
+        target_grids=None if target_grids is None else as_grids(target_grids, "target_grids"),
+        input_grids=None if input_grids is None else as_grids(input_grids, "input_grids"),
+        background=background,
+        foreground_mask=foreground_mask,
+        id_sequences=None if id_sequences is None else [tuple(s) for s in id_sequences],
+        tolerance=tolerance,
+    )
+
+
+def _resolve_lpips(lpips: torch.nn.Module | str | None, device: torch.device) -> LpipsLoad:
+    if isinstance(lpips, torch.nn.Module):
+        return LpipsLoad(lpips, f"{OK} (given module {type(lpips).__name__})")
+    return load_lpips(lpips or DEFAULT_NET, device)
+
+
+def summarize(per_sample: Mapping[str, torch.Tensor | Sequence[torch.Tensor]]) -> dict[str, float]:
+    """Metric name -> aggregate over samples (per-batch tensors in a list are concatenated first)."""
+    summary = {}
+    for name, values in per_sample.items():
+        spec = METRICS[name]
+        if not isinstance(values, torch.Tensor):
+            values = torch.cat([torch.as_tensor(v).reshape(-1) for v in values]) if len(values) else torch.empty(0)
+        values = values.detach().double().reshape(-1).cpu()
+        if spec.cap is not None:
+            values = values.clamp(max=spec.cap)
+        finite = values[~values.isnan()]
+        mean = float(finite.mean()) if finite.numel() else float("nan")
+        summary[name] = mean * 100 if spec.percent else mean
+    return summary

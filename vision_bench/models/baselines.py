@@ -1,0 +1,151 @@
+"""Baselines with the model interface and no trainable parameters: the floor and the ceiling.
+
+`copy_input` predicts the input image (the score of doing nothing); `mean_target` predicts the
+mean training target (the score of ignoring the input); `oracle` applies the true transformation
+sequence to the true input grid and renders it with the dataset's render spec, which every metric
+should score as perfect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+from vision_bench.errors import ConfigError
+from vision_bench.models.base import ImageToImageModel, batch_tensor
+from vision_bench.models.options import SharedOptions, reject_options
+
+
+def _no_weights(shared: SharedOptions, name: str) -> None:
+    if shared.pretrained_file is not None:
+        raise ConfigError(f"{name} is a baseline without weights; remove pretrained_file")
+
+
+class CopyInputModel(ImageToImageModel):
+    """Predicts the input image unchanged."""
+
+    def __init__(self, shared: SharedOptions, **options: Any) -> None:
+        reject_options(options, "copy_input", "it predicts the input image and has no settings")
+        _no_weights(shared, "copy_input")
+        super().__init__("copy_input", family="copy_input", backbone=None, head="rgb", image_size=shared.image_size)
+
+    def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+        return images.to(torch.float32, copy=True)
+
+    @torch.no_grad()
+    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        return self(batch_tensor(batch, "input", self.name))
+
+
+class MeanTargetModel(ImageToImageModel):
+    """Predicts the per-pixel mean of the training targets seen by `fit(batches)`."""
+
+    def __init__(self, shared: SharedOptions, **options: Any) -> None:
+        reject_options(options, "mean_target", "it predicts the mean training target and has no settings")
+        _no_weights(shared, "mean_target")
+        super().__init__("mean_target", family="mean_target", backbone=None, head="rgb", image_size=shared.image_size)
+        size = shared.image_size
+        self.register_buffer("mean_image", torch.zeros(3, size, size))
+        self.register_buffer("samples_seen", torch.zeros((), dtype=torch.long))
+
+    def fit(self, batches: Iterable[Mapping[str, Any]]) -> MeanTargetModel:
+        """Average the 'target' images of `batches` (for example one pass over the training loader)."""
+        total = torch.zeros(3, self.image_size, self.image_size, dtype=torch.float64, device=self.mean_image.device)
+        count = 0
+        for batch in batches:
+            target = batch_tensor(batch, "target", self.name)
+            if target.shape[1:] != total.shape:
+                raise ConfigError(
+                    f"mean_target was created for {self.image_size}x{self.image_size} images but a batch holds "
+                    f"{tuple(target.shape[-2:])}; create it with image_size={target.shape[-1]}"
+                )
+            total += target.to(total.device, torch.float64).sum(dim=0)
+            count += target.shape[0]
+        if count == 0:
+            raise ConfigError("mean_target.fit got no batches; pass the training loader")
+        self.mean_image.copy_(total / count)
+        self.samples_seen.fill_(count)
+        return self
+
+    def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+        if int(self.samples_seen) == 0:
+            raise ConfigError("mean_target has not seen any training targets; call fit(training batches) first")
+        if images.shape[-2:] != self.mean_image.shape[-2:]:
+            raise ConfigError(
+                f"mean_target was fitted on {self.image_size}x{self.image_size} targets, got images of "
+                f"{tuple(images.shape[-2:])}; fit it on the same image size"
+            )
+        return self.mean_image.to(images.device).expand(images.shape[0], -1, -1, -1).clone()
+
+    @torch.no_grad()
+    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        return self(batch_tensor(batch, "input", self.name))
+
+    def details(self) -> dict[str, Any]:
+        return {"samples_seen": int(self.samples_seen)}
+
+
+def _render_spec(value: Any) -> Any:
+    from render.spec import RenderSpec
+
+    if isinstance(value, RenderSpec):
+        return value
+    if isinstance(value, Mapping):
+        return RenderSpec.from_dict(value)
+    raise ConfigError("oracle needs render_spec: the dataset's RenderSpec (or its dict), to draw the true output grids")
+
+
+class OracleModel(ImageToImageModel):
+    """Applies the batch's true sequences to its true input grids and renders the results."""
+
+    def __init__(self, shared: SharedOptions, connectivity: int = 8, **options: Any) -> None:
+        reject_options(options, "oracle", "it takes render_spec and connectivity only")
+        _no_weights(shared, "oracle")
+        if connectivity not in (4, 8):
+            raise ConfigError(f"connectivity must be 4 or 8 (how the dataset extracted objects), got {connectivity!r}")
+        super().__init__("oracle", family="oracle", backbone=None, head="rgb", image_size=shared.image_size)
+        self.render_spec = _render_spec(shared.render_spec)
+        self.connectivity = connectivity
+
+    def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+        raise ConfigError("oracle predicts from the true grids and sequences, not from pixels; call predict(batch)")
+
+    def _output_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
+        from vision_bench.tasks.transformations import apply_sequence
+
+        grids = batch_tensor(batch, "input_grid", self.name)
+        shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
+        sequences = batch.get("sequence")
+        if sequences is None or len(sequences) != len(grids):
+            raise ConfigError("oracle needs batch['sequence']: the true transformation names of every sample")
+        return [
+            apply_sequence(grid[:height, :width], names, connectivity=self.connectivity)
+            for grid, (height, width), names in zip(grids.cpu().numpy(), shapes, sequences)
+        ]
+
+    @torch.no_grad()
+    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        """Drawn exactly as `vision_bench.data` draws targets: numpy on the CPU, torch elsewhere, same seeds."""
+        outputs = self._output_grids(batch)
+        seeds = batch.get("render_seed")
+        seeds = seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds
+        images = batch.get("input")
+        device = images.device if isinstance(images, torch.Tensor) else torch.device("cpu")
+        if device.type == "cpu":
+            from render.raster import render_batch
+            from vision_bench.data.images import batch_tensor as image_batch
+
+            return image_batch(render_batch(outputs, self.render_spec, seeds))
+        from render.torch_backend import render_grids
+        from vision_bench.data.collate import pad_grids
+
+        height = max(grid.shape[0] for grid in outputs)
+        width = max(grid.shape[1] for grid in outputs)
+        padded = pad_grids([torch.from_numpy(grid.astype(np.int64)) for grid in outputs], height, width)
+        return render_grids(padded.to(device), self.render_spec, seeds=seeds)
+
+    def details(self) -> dict[str, Any]:
+        return {"connectivity": self.connectivity}

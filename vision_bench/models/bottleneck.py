@@ -1,0 +1,94 @@
+"""`bottleneck:<timm cnn>`: SVIB's I2I-CNN, the whole image squeezed through one vector.
+
+The encoder's deepest feature map is globally pooled and projected to a `latent_dim` vector (the
+single-vector bottleneck, no skip connections), which a linear layer reshapes to a map at the
+encoder's total stride; upsample + convolution stages bring it back to full resolution. With task
+conditioning, FiLM modulates the deepest feature map, hence the vector.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from vision_bench.models.base import TrainableModel
+from vision_bench.models.blocks import conv_block, halvings, width_at
+from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
+from vision_bench.models.encoders import CnnEncoder
+from vision_bench.models.heads import build_head
+from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
+
+
+class VectorDecoder(nn.Module):
+    """(B, latent_dim) -> (B, out_channels, S, S) through a (start_size x start_size) map, no skips."""
+
+    def __init__(self, latent_dim: int, start_size: int, start_reduction: int, out_channels: int, width: int) -> None:
+        super().__init__()
+        self.start_size = start_size
+        self.start_channels = width_at(start_reduction, width)
+        self.expand = nn.Sequential(
+            nn.Linear(latent_dim, self.start_channels * start_size * start_size), nn.ReLU(inplace=True)
+        )
+        self.up_reductions = halvings(start_reduction)
+        self.up_blocks = nn.ModuleList()
+        in_channels = self.start_channels
+        for reduction in self.up_reductions:
+            self.up_blocks.append(conv_block(in_channels, width_at(reduction, width)))
+            in_channels = width_at(reduction, width)
+        self.output = nn.Conv2d(in_channels, out_channels, 1)
+
+    def forward(self, vector: torch.Tensor, image_size: int) -> torch.Tensor:
+        x = self.expand(vector).view(-1, self.start_channels, self.start_size, self.start_size)
+        for reduction, block in zip(self.up_reductions, self.up_blocks):
+            x = block(F.interpolate(x, size=(image_size // reduction, image_size // reduction), mode="nearest"))
+        return self.output(x)
+
+
+class BottleneckModel(TrainableModel):
+    """timm CNN encoder -> global pool -> one vector -> upsampling decoder (SVIB I2I-CNN)."""
+
+    def __init__(
+        self,
+        backbone: str,
+        shared: SharedOptions,
+        latent_dim: int = 256,
+        decoder_width: int = 16,
+        **backbone_options: Any,
+    ) -> None:
+        backbone_options = cnn_backbone_options("bottleneck", backbone_options)
+        super().__init__(
+            f"bottleneck:{backbone}",
+            family="bottleneck",
+            backbone=backbone,
+            image_size=shared.image_size,
+            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
+            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
+        )
+        self.latent_dim = positive_int(latent_dim, "latent_dim")
+        self.decoder_width = positive_int(decoder_width, "decoder_width")
+        self.encoder = CnnEncoder(
+            backbone, image_size=shared.image_size, pretrained_file=shared.pretrained_file, **backbone_options
+        )
+        deepest = self.encoder.channels[-1]
+        self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, [deepest])
+        self.squeeze = nn.Linear(deepest, latent_dim)
+        stride = self.encoder.total_stride
+        self.decoder = VectorDecoder(
+            latent_dim, shared.image_size // stride, stride, self.pixel_head.channels, decoder_width
+        )
+
+    def encode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """(B, 3, S, S) -> the (B, latent_dim) bottleneck vector."""
+        deepest = self.encoder(images)[-1]
+        if self.film is not None:
+            deepest = self.film([deepest], task_code)[0]
+        return self.squeeze(deepest.mean(dim=(2, 3)))
+
+    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        return self.decoder(self.encode(images, task_code), self.image_size)
+
+    def details(self) -> dict[str, Any]:
+        return {**super().details(), "latent_dim": self.latent_dim, "decoder_width": self.decoder_width}

@@ -1,0 +1,66 @@
+"""The `create_model` options every family accepts, split from family and backbone options.
+
+The training engine passes one options dict to whichever model a config names, so every family
+(baselines included) accepts these. A family ignores the ones that do not concern it (a baseline
+draws no palette), except `pretrained_file`, which baselines refuse rather than silently skip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from vision_bench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SharedOptions:
+    """Image size, output head and loss, task conditioning, weights file, render spec."""
+
+    image_size: int = 128
+    head: str = "rgb"
+    loss: str | None = None
+    palette_colors: Any = None
+    background_weight: float = 0.2
+    task_conditioning: bool | int = False
+    pretrained_file: str | Path | None = None
+    render_spec: Any = None
+
+    def __post_init__(self) -> None:
+        positive_int(self.image_size, "image_size")
+
+
+SHARED_OPTION_NAMES = frozenset(field.name for field in fields(SharedOptions))
+
+
+def split_options(options: dict[str, Any]) -> tuple[SharedOptions, dict[str, Any]]:
+    """(shared options, the rest: family options and backbone keyword arguments)."""
+    shared = SharedOptions(**{k: v for k, v in options.items() if k in SHARED_OPTION_NAMES})
+    rest = {k: v for k, v in options.items() if k not in SHARED_OPTION_NAMES}
+    return shared, rest
+
+
+def reject_options(rest: dict[str, Any], model: str, hint: str) -> None:
+    """A `ConfigError` naming the options `model` does not take, if any."""
+    if rest:
+        names = ", ".join(sorted(rest))
+        raise ConfigError(f"model {model!r} does not take option(s) {names}; {hint}")
+
+
+VIT_ONLY_OPTIONS = ("decoder", "decoder_depth", "patch_size")
+
+
+def cnn_backbone_options(family: str, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` less the vit-only ones left at None; a vit-only option that is set is a mistake."""
+    wrong = sorted(name for name in VIT_ONLY_OPTIONS if options.get(name) is not None)
+    if wrong:
+        raise ConfigError(f"option(s) {', '.join(wrong)} apply to vit:<timm vit> models, not to {family}:<timm cnn>")
+    return {k: v for k, v in options.items() if k not in VIT_ONLY_OPTIONS}
+
+
+def positive_int(value: Any, option: str) -> int:
+    """`value` if it is a positive integer, else a `ConfigError` naming `option`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{option} must be a positive integer, got {value!r}")
+    return value

@@ -1,0 +1,87 @@
+"""`unet:<timm cnn>`: a timm feature encoder and a U-Net decoder with skips back to full resolution.
+
+The decoder walks the encoder's feature maps from deep to shallow (upsample, concatenate the skip,
+two convolutions), then upsamples by 2 until full resolution, where the input image itself is the
+last skip, so that unchanged pixels can be copied exactly. With task conditioning, FiLM modulates
+every encoder feature map before it reaches the decoder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from vision_bench.models.base import TrainableModel
+from vision_bench.models.blocks import conv_block, halvings, width_at
+from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
+from vision_bench.models.encoders import CnnEncoder
+from vision_bench.models.heads import build_head
+from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
+
+
+class UNetDecoder(nn.Module):
+    """Feature maps (shallow to deep) and the input image -> (B, out_channels, S, S)."""
+
+    def __init__(self, channels: list[int], reductions: list[int], out_channels: int, width: int) -> None:
+        super().__init__()
+        self.skip_blocks = nn.ModuleList()
+        in_channels = channels[-1]
+        for skip_channels, reduction in zip(channels[-2::-1], reductions[-2::-1]):
+            out = width_at(reduction, width)
+            self.skip_blocks.append(conv_block(in_channels + skip_channels, out))
+            in_channels = out
+        self.up_reductions = halvings(reductions[0])
+        self.up_blocks = nn.ModuleList()
+        for reduction in self.up_reductions:
+            out = width_at(reduction, width)
+            image_channels = 3 if reduction == 1 else 0
+            self.up_blocks.append(conv_block(in_channels + image_channels, out))
+            in_channels = out
+        self.output = nn.Conv2d(in_channels, out_channels, 1)
+
+    def forward(self, features: list[torch.Tensor], images: torch.Tensor) -> torch.Tensor:
+        x = features[-1]
+        for skip, block in zip(features[-2::-1], self.skip_blocks):
+            x = block(torch.cat([F.interpolate(x, size=skip.shape[-2:], mode="nearest"), skip], dim=1))
+        size = images.shape[-1]
+        for reduction, block in zip(self.up_reductions, self.up_blocks):
+            x = F.interpolate(x, size=(size // reduction, size // reduction), mode="nearest")
+            if reduction == 1:
+                x = torch.cat([x, images.to(x.dtype)], dim=1)
+            x = block(x)
+        return self.output(x)
+
+
+class UNetModel(TrainableModel):
+    """timm CNN encoder + U-Net decoder (+ FiLM task conditioning)."""
+
+    def __init__(self, backbone: str, shared: SharedOptions, decoder_width: int = 16, **backbone_options: Any) -> None:
+        backbone_options = cnn_backbone_options("unet", backbone_options)
+        super().__init__(
+            f"unet:{backbone}",
+            family="unet",
+            backbone=backbone,
+            image_size=shared.image_size,
+            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
+            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
+        )
+        self.encoder = CnnEncoder(
+            backbone, image_size=shared.image_size, pretrained_file=shared.pretrained_file, **backbone_options
+        )
+        self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, self.encoder.channels)
+        self.decoder_width = positive_int(decoder_width, "decoder_width")
+        self.decoder = UNetDecoder(
+            self.encoder.channels, self.encoder.reductions, self.pixel_head.channels, decoder_width
+        )
+
+    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        features = self.encoder(images)
+        if self.film is not None:
+            features = self.film(features, task_code)
+        return self.decoder(features, images)
+
+    def details(self) -> dict[str, Any]:
+        return {**super().details(), "strides": self.encoder.reductions, "decoder_width": self.decoder_width}

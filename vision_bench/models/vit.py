@@ -1,0 +1,143 @@
+"""`vit:<timm vit>`: SVIB's I2I-ViT, a timm VisionTransformer whose patch tokens are decoded to pixels.
+
+The ViT is built at the model's image size (img_size) with any patch size it accepts; its patch
+tokens (prefix tokens dropped) go through a token decoder: `linear` maps each token to its patch's
+pixels, `transformer` first runs a small transformer over the patch tokens (as SVIB does). With
+task conditioning, the task code becomes extra tokens next to the class token, so every block can
+attend to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from timm.models.vision_transformer import Block, VisionTransformer
+from torch import nn
+
+from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.models.base import TrainableModel
+from vision_bench.models.conditioning import TaskCodeEmbedding, resolve_vocab_size
+from vision_bench.models.encoders import create_timm_model
+from vision_bench.models.heads import build_head
+from vision_bench.models.options import SharedOptions, positive_int
+from vision_bench.registry import unknown_name_message
+
+DECODERS = ("linear", "transformer")
+
+
+class TokenDecoder(nn.Module):
+    """(B, N, D) patch tokens -> (B, out_channels, S, S): optional transformer, per-patch linear, unpatchify."""
+
+    def __init__(
+        self, kind: str, dim: int, grid_size: int, patch_size: int, out_channels: int, depth: int, num_heads: int
+    ) -> None:
+        super().__init__()
+        self.grid_size = grid_size
+        self.patch_size = patch_size
+        self.out_channels = out_channels
+        if kind == "transformer":
+            self.position = nn.Parameter(torch.zeros(1, grid_size * grid_size, dim))
+            nn.init.trunc_normal_(self.position, std=0.02)
+            self.blocks = nn.Sequential(*(Block(dim, num_heads, qkv_bias=True) for _ in range(depth)))
+            self.norm = nn.LayerNorm(dim)
+        self.kind = kind
+        self.project = nn.Linear(dim, patch_size * patch_size * out_channels)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if self.kind == "transformer":
+            tokens = self.norm(self.blocks(tokens + self.position))
+        patches = self.project(tokens)
+        g, p, c = self.grid_size, self.patch_size, self.out_channels
+        patches = patches.view(-1, g, g, p, p, c).permute(0, 5, 1, 3, 2, 4)
+        return patches.reshape(-1, c, g * p, g * p)
+
+
+def _build_vit(backbone: str, shared: SharedOptions, options: dict[str, Any]) -> VisionTransformer:
+    if "img_size" in options:
+        raise ConfigError("set the image size with image_size, not img_size (the model passes it to timm)")
+    patch_size = options.get("patch_size")
+    if patch_size is not None and shared.image_size % positive_int(patch_size, "patch_size"):
+        raise ConfigError(
+            f"image_size={shared.image_size} is not a multiple of patch_size={patch_size}; "
+            "use a patch size that divides it (8 or 16 for 128)"
+        )
+    options = {k: v for k, v in options.items() if v is not None}
+    try:
+        encoder = create_timm_model(
+            backbone, pretrained_file=shared.pretrained_file, num_classes=0, img_size=shared.image_size, **options
+        )
+    except ConfigError as error:
+        if "img_size" not in str(error):
+            raise
+        encoder = None
+    if not isinstance(encoder, VisionTransformer):
+        kind = "a CNN or another model that takes no img_size" if encoder is None else f"a {type(encoder).__name__}"
+        raise ConfigError(
+            f"vit: needs a timm VisionTransformer (vit_*, deit_*, test_vit*); {backbone!r} is {kind}. "
+            f"For a CNN use unet:{backbone} or bottleneck:{backbone}"
+        )
+    encoder.attn_pool = None  # every patch token is decoded: a pooling head would hold unused weights
+    return encoder
+
+
+class ViTModel(TrainableModel):
+    """timm VisionTransformer encoder (+ task tokens) and a patch-token decoder."""
+
+    def __init__(
+        self,
+        backbone: str,
+        shared: SharedOptions,
+        decoder: str = "linear",
+        decoder_depth: int = 2,
+        **backbone_options: Any,
+    ) -> None:
+        decoder = decoder or "linear"
+        if decoder not in DECODERS:
+            raise UnknownNameError(unknown_name_message("vit decoder", str(decoder), DECODERS))
+        super().__init__(
+            f"vit:{backbone}",
+            family="vit",
+            backbone=backbone,
+            image_size=shared.image_size,
+            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
+            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
+        )
+        self.encoder = _build_vit(backbone, shared, backbone_options)
+        patch_height, patch_width = self.encoder.patch_embed.patch_size
+        if patch_height != patch_width or shared.image_size % patch_height:
+            raise ConfigError(
+                f"{backbone} has {patch_height}x{patch_width} patches, which do not tile {shared.image_size}x"
+                f"{shared.image_size} images; pass a square patch_size that divides image_size"
+            )
+        self.patch_size = patch_height
+        self.decoder_kind = decoder
+        self.decoder_depth = positive_int(decoder_depth, "decoder_depth")
+        dim = self.encoder.embed_dim
+        self.task_tokens = None if self.task_vocab_size is None else TaskCodeEmbedding(self.task_vocab_size, dim)
+        self.decoder = TokenDecoder(
+            decoder,
+            dim,
+            shared.image_size // patch_height,
+            patch_height,
+            self.pixel_head.channels,
+            decoder_depth,
+            self.encoder.blocks[0].attn.num_heads,
+        )
+
+    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """timm's `forward_features`, with the task tokens inserted after the position embedding."""
+        vit = self.encoder
+        x = vit.patch_drop(vit._pos_embed(vit.patch_embed(images)))
+        prefix = vit.num_prefix_tokens
+        if self.task_tokens is not None:
+            x = torch.cat([self.task_tokens(task_code).to(x.dtype), x], dim=1)
+            prefix += task_code.shape[1]
+        x = vit.fc_norm(vit.norm(vit.blocks(vit.norm_pre(x))))  # one of the two norms is Identity
+        return self.decoder(x[:, prefix:])
+
+    def details(self) -> dict[str, Any]:
+        details = {**super().details(), "patch_size": self.patch_size, "decoder": self.decoder_kind}
+        if self.decoder_kind == "transformer":
+            details["decoder_depth"] = self.decoder_depth
+        return details

@@ -1,0 +1,155 @@
+"""Checkpoints: everything needed to continue a run bit for bit, written atomically.
+
+A checkpoint holds the model, optimizer, scheduler and grad-scaler states, the RNG states of
+Python, NumPy and torch, the position in training (epoch, step) and the run's config with its
+experiment hash. It is saved to a temporary file in the same folder and moved into place with
+`os.replace`, so a crash never leaves a half-written `last.pt` or `best.pt`. Only tensors and plain
+Python values are stored, so loading uses `torch.load(weights_only=True)`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from vision_bench.errors import UserError
+from vision_bench.train.config import TrainConfig, differing_keys
+
+CHECKPOINT_FORMAT = "vision-bench-checkpoint"
+CHECKPOINT_VERSION = 1
+REQUIRED_KEYS = ("config", "config_hash", "model", "optimizer", "scheduler", "scaler", "rng", "epoch", "step")
+
+
+class CheckpointError(UserError):
+    """A checkpoint that cannot be read, or that does not belong to the run resuming from it."""
+
+
+class LoadedCheckpoint(NamedTuple):
+    """`model, config, state = load_checkpoint(path)`: a ready model, its config, the raw state."""
+
+    model: nn.Module
+    config: TrainConfig
+    state: dict[str, Any]
+
+
+def capture_rng_state() -> dict[str, Any]:
+    """The global RNG states of Python, NumPy, torch (CPU) and CUDA, as tensors and plain values."""
+    version, python_state, gauss = random.getstate()
+    kind, keys, position, has_gauss, cached = np.random.get_state()
+    state: dict[str, Any] = {
+        "python": [version, list(python_state), gauss],
+        "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached],
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    """Undo `capture_rng_state` (the CUDA part only when this machine has as many GPUs)."""
+    version, python_state, gauss = state["python"]
+    random.setstate((version, tuple(python_state), gauss))
+    kind, keys, position, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, keys.numpy().astype(np.uint32), position, has_gauss, cached))
+    torch.set_rng_state(state["torch"])
+    cuda_states = state.get("cuda")
+    if cuda_states and torch.cuda.is_available() and len(cuda_states) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(cuda_states)
+
+
+def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
+    """Write `payload` to `path` atomically (temporary file in the same folder, fsync, os.replace)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The stored payload, or `CheckpointError` saying why the file is not a usable checkpoint."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: checkpoint not found; check the path (runs keep them in RUN_DIR/checkpoints/)")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # torch.load raises many types for damaged files
+        raise CheckpointError(
+            f"{path}: not a readable checkpoint ({type(error).__name__}: {_first_line(error)}); "
+            "the file is corrupt or truncated: delete it and resume from best.pt or start a fresh run"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path}: not a vision-bench training checkpoint; pass a file written by `vision-bench train`")
+    if payload.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint format version {payload.get('version')} is not supported "
+            f"(this vision-bench reads version {CHECKPOINT_VERSION})"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    if missing:
+        raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}; it is incomplete: start a fresh run")
+    return payload
+
+
+def config_of(payload: dict[str, Any], path: str | Path) -> TrainConfig:
+    """The run config stored in a checkpoint payload."""
+    try:
+        return TrainConfig.from_dict(payload["config"], source=f"{path} (stored config)")
+    except UserError as error:
+        raise CheckpointError(f"{path}: the stored config is not valid for this vision-bench: {error}") from None
+
+
+def resume_payload(path: Path, config: TrainConfig) -> dict[str, Any]:
+    """The checkpoint a run resumes from, refused when its experiment differs from `config`'s."""
+    if not path.exists():
+        raise CheckpointError(f"{path}: nothing to resume; run without --resume to start this run")
+    payload = read_checkpoint(path)
+    if payload["config_hash"] != config.experiment_hash():
+        stored = config_of(payload, path)
+        keys = differing_keys(stored.experiment(), config.experiment()) or ["(unknown)"]
+        raise CheckpointError(
+            f"cannot resume {path.parent.parent}: the config differs from the run's in {', '.join(keys)}; "
+            "restore those keys or start a new run with another --out"
+        )
+    return payload
+
+
+def load_model_state(model: nn.Module, state: dict[str, torch.Tensor], path: str | Path) -> None:
+    """Load weights, turning a shape or key mismatch into one clear error."""
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        raise CheckpointError(
+            f"{path}: the weights do not fit the model built from its config ({_first_line(error)})"
+        ) from None
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> LoadedCheckpoint:
+    """Rebuild the trained model (in eval mode, on `device`) and its config from a checkpoint."""
+    from vision_bench.train.components import build_model, resolve_spec
+
+    payload = read_checkpoint(path)
+    config = config_of(payload, path)
+    model = build_model(config, resolve_spec(config))
+    load_model_state(model, payload["model"], path)
+    return LoadedCheckpoint(model.to(device).eval(), config, payload)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "no detail"

@@ -1,0 +1,194 @@
+"""What a run is built from: the render spec, the datasets and loaders, the model, the device feed.
+
+The one place where training meets `render`, `vision_bench.data` and `vision_bench.models`; it
+also checks that they fit together (image size, palette) before any step is taken.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, Subset
+
+from render.spec import RenderSpec
+from vision_bench.errors import ConfigError, UserError
+from vision_bench.train.config import TrainConfig
+from vision_bench.train.device import Runtime
+from vision_bench.train.distributed import EpochSampler
+
+TRAIN_SPLIT = "train"
+
+
+def resolve_spec(config: TrainConfig) -> RenderSpec:
+    """The spec stored in a resolved config (checkpoints and config.yaml hold the full spec)."""
+    return _user_spec(config.dataset.spec) or RenderSpec()
+
+
+def resolve_config(config: TrainConfig, spec: RenderSpec) -> TrainConfig:
+    """`config` with `dataset.spec` spelled out in full, as stored in config.yaml and checkpoints."""
+    dataset = config.dataset.model_copy(update={"spec": spec.to_dict()})
+    return config.replace(dataset=dataset)
+
+
+def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]:
+    """The training split and each validation split, and the spec their images are drawn with.
+
+    Generated data and `grids` exports carry grids only and are drawn on the training device;
+    image exports keep their stored pixels (JPEG artefacts included). An export's own spec applies
+    unless `dataset.spec` names another (grids only).
+    """
+    from vision_bench.data import open_dataset
+
+    dataset = config.dataset
+    spec = _user_spec(dataset.spec)
+    counts: dict[str, Any] = {}
+    if dataset.path is not None:
+        source: Any = dataset.path
+        render_on = "device" if _export_format(dataset.path) == "grids" else "cpu"
+    else:
+        source = dataset.study if dataset.study is not None else _task_config(dataset.task)
+        render_on = "device"
+        counts = {"n_train": dataset.n_train, "n_val": dataset.n_val}
+        spec = spec or RenderSpec()
+    splits = (TRAIN_SPLIT, *dataset.val_splits)
+    datasets = {split: open_dataset(source, split, spec, render_on=render_on, **counts) for split in splits}
+    return datasets, getattr(datasets[TRAIN_SPLIT], "spec", None) or spec or RenderSpec()
+
+
+def _user_spec(data: Mapping[str, Any]) -> RenderSpec | None:
+    """`dataset.spec` as a RenderSpec, or None when it is empty."""
+    if not data:
+        return None
+    try:
+        return RenderSpec.from_dict(data)
+    except UserError as error:
+        raise ConfigError(f"dataset.spec: {error}") from None
+
+
+def _task_config(data: Mapping[str, Any] | None) -> Any:
+    from vision_bench.tasks.config import TaskConfig
+
+    return TaskConfig.from_dict(dict(data or {}), source="dataset.task")
+
+
+def _export_format(path: str) -> str | None:
+    """The `format` of an export directory's manifest; None for image folders made elsewhere."""
+    from vision_bench.data import read_manifest
+    from vision_bench.data.manifest import MANIFEST_NAME
+
+    if not (Path(path) / MANIFEST_NAME).is_file():
+        return None
+    return str(read_manifest(path)["format"])
+
+
+def model_options(config: TrainConfig, spec: RenderSpec) -> dict[str, Any]:
+    """`model.options` completed from the dataset's spec, refusing options that contradict it."""
+    options = dict(config.model.options)
+    height, width = spec.size
+    if height != width:
+        raise ConfigError(
+            f"dataset.spec.size is {height}x{width}; the models take square images: use one size for both sides"
+        )
+    if "image_size" in options and options["image_size"] != height:
+        raise ConfigError(
+            f"model.options.image_size is {options['image_size']} but the dataset renders {height}x{width} "
+            "images (dataset.spec.size); drop model.options.image_size or make the two agree"
+        )
+    options["image_size"] = height
+    if options.get("head") == "palette":
+        if spec.background == "random":
+            raise ConfigError(
+                "model.options.head 'palette' needs one fixed set of colors, but dataset.spec.background is "
+                "'random' (a new color per image); use a fixed background or head 'rgb'"
+            )
+        colors = spec.colors()
+        if "palette_colors" in options and not np.array_equal(np.asarray(options["palette_colors"]), colors):
+            raise ConfigError(
+                "model.options.palette_colors differ from the dataset's effective colors "
+                f"(dataset.spec palette {spec.palette!r}); drop model.options.palette_colors to use the dataset's"
+            )
+        options["palette_colors"] = colors
+    options["render_spec"] = spec
+    return options
+
+
+def build_model(config: TrainConfig, spec: RenderSpec) -> nn.Module:
+    """`create_model(model.name, **options)` for this dataset (unknown names raise with close matches)."""
+    from vision_bench.models import create_model
+
+    return create_model(config.model.name, **model_options(config, spec))
+
+
+class DeviceFeed:
+    """Puts a collated batch on the training device, rendering grids there when it has no images."""
+
+    def __init__(self, spec: RenderSpec, runtime: Runtime) -> None:
+        self.spec = spec
+        self.runtime = runtime
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        from vision_bench.data import to_device_batch
+
+        batch = to_device_batch(batch, self.spec, self.runtime.device)
+        if self.runtime.channels_last:
+            for key in ("input", "target"):
+                batch[key] = batch[key].contiguous(memory_format=torch.channels_last)
+        return batch
+
+
+def train_loader(
+    dataset: Dataset, sampler: EpochSampler, *, num_workers: int, seed: int, epoch: int, pin_memory: bool
+) -> DataLoader:
+    """The loader of one epoch; its own seeded generator keeps the global RNG untouched."""
+    from vision_bench.data.collate import collate
+
+    return DataLoader(
+        dataset,
+        batch_size=sampler.batch_per_rank,
+        sampler=sampler,
+        drop_last=True,
+        collate_fn=collate,
+        num_workers=num_workers,
+        pin_memory=pin_memory,
+        generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch),
+    )
+
+
+def eval_loader(dataset: Dataset, indices: Iterable[int], *, batch_size: int, num_workers: int) -> DataLoader:
+    """Samples `indices` in order, last batch kept."""
+    from vision_bench.data.collate import collate
+
+    return DataLoader(
+        Subset(dataset, list(indices)),
+        batch_size=batch_size,
+        shuffle=False,
+        collate_fn=collate,
+        num_workers=num_workers,
+        generator=torch.Generator().manual_seed(0),
+    )
+
+
+def grid_exact_match(prediction: torch.Tensor, batch: Mapping[str, Any], spec: RenderSpec) -> torch.Tensor | None:
+    """1/0 per sample: does the prediction, decoded to a grid, equal the target grid? None without grids."""
+    from vision_bench.metrics import compute_metrics, decode_predictions
+
+    shapes = batch.get("target_grid_shape")
+    if batch.get("target_grid") is None or shapes is None:
+        return None
+    seeds = batch.get("render_seed")
+    seeds = seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds
+    predicted = decode_predictions(prediction.clamp(0, 1), spec, shapes, seeds=seeds)
+    target = batch["target_grid"][:, : predicted.shape[1], : predicted.shape[2]]
+    return compute_metrics(pred_grids=predicted, target_grids=target, names=["grid_accuracy"])["grid_accuracy"]
+
+
+def versions() -> dict[str, str]:
+    import vision_bench
+
+    return {"vision_bench": vision_bench.__version__, "torch": str(torch.__version__), "python": platform.python_version()}

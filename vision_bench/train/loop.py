@@ -1,0 +1,406 @@
+"""The training loop: `train(config, run_dir)` -> `TrainResult`, resumable and data-parallel.
+
+One optimizer step per global batch. Every `training.validate_every` epochs (and after the last
+step): validation on val_id / val_ood, RUN_DIR/checkpoints/last.pt, and best.pt when the selection
+metric improved; last.pt also every `checkpoint.every_steps` steps. The data order is a pure
+function of (seed, epoch) and every checkpoint carries the RNG states and the position inside the
+epoch, so a resumed run repeats the uninterrupted one exactly on CPU.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from vision_bench.errors import ConfigError, UserError
+from vision_bench.train import components
+from vision_bench.train.checkpoint import (
+    capture_rng_state,
+    load_model_state,
+    restore_rng_state,
+    resume_payload,
+    save_checkpoint,
+)
+from vision_bench.train.config import SELECTION_METRICS, TrainConfig
+from vision_bench.train.device import Runtime, autocast, prepare_model, resolve_runtime
+from vision_bench.train.distributed import (
+    DistributedContext,
+    EpochSampler,
+    all_reduce_sum,
+    barrier,
+    context_from_environment,
+    loss_module,
+    start_process_group,
+    stop_process_group,
+)
+from vision_bench.train.logging import METRICS_FILE, RunLogger, read_records
+from vision_bench.train.schedule import build_scheduler
+from vision_bench.train.validate import validate
+
+CHECKPOINT_DIR = "checkpoints"
+CONFIG_FILE = "config.yaml"
+
+
+class TrainingDivergedError(UserError):
+    """The loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a run produced: where it lives, its checkpoints, its last validation, its epoch log."""
+
+    run_dir: Path
+    best_checkpoint: Path | None
+    last_checkpoint: Path
+    final_metrics: dict[str, float]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    step: int = 0
+    finished: bool = True
+    notes: tuple[str, ...] = ()
+
+
+def train(
+    config: TrainConfig,
+    run_dir: str | Path,
+    resume: bool = False,
+    progress: bool = True,
+    stop_at_step: int | None = None,
+) -> TrainResult:
+    """Train `config` into `run_dir` (or continue the run there with `resume=True`).
+
+    `stop_at_step` ends this session after that global step as a preempted job would (last.pt is
+    written); resuming later continues on the same schedule. Under torchrun every process calls
+    this; rank 0 alone writes files.
+    """
+    context = context_from_environment()
+    if config.training.batch_size % context.world_size:
+        raise ConfigError(
+            f"training.batch_size {config.training.batch_size} does not split over {context.world_size} "
+            "processes; use a multiple of the process count"
+        )
+    runtime = resolve_runtime(
+        config.runtime.device,
+        config.training.precision,
+        config.runtime.channels_last,
+        config.runtime.compile,
+        context.local_rank,
+    )
+    context = start_process_group(context, runtime.device)
+    try:
+        return _Run(config, Path(run_dir), context, runtime, progress).execute(resume, stop_at_step)
+    finally:
+        stop_process_group(context)
+
+
+class _Run:
+    """The state of one training session (one process)."""
+
+    def __init__(
+        self, config: TrainConfig, run_dir: Path, context: DistributedContext, runtime: Runtime, progress: bool
+    ) -> None:
+        self.context, self.runtime, self.run_dir = context, runtime, run_dir
+        self.show_progress = progress and context.is_main
+        _seed_everything(config.seed)
+        self.datasets, self.spec = components.build_datasets(config)
+        self.config = components.resolve_config(config, self.spec)
+        self.feed = components.DeviceFeed(self.spec, runtime)
+        self.model = prepare_model(components.build_model(self.config, self.spec), runtime)
+        self.trainable = bool(getattr(self.model, "trainable", True))
+        self.trainable_parameters = [p for p in self.model.parameters() if p.requires_grad]
+        training = self.config.training
+        self.sampler = EpochSampler(
+            self.datasets["train"],
+            batch_per_rank=training.batch_size // context.world_size,
+            seed=self.config.seed,
+            context=context,
+        )
+        self.steps_per_epoch = self.sampler.batches_per_epoch
+        if self.steps_per_epoch == 0:
+            raise ConfigError(
+                f"training.batch_size {training.batch_size} is larger than the "
+                f"{len(self.datasets['train'])} training samples; lower it or add training samples"
+            )
+        # max_steps, when set, replaces epochs as the length of the run
+        self.total_steps = (training.max_steps or training.epochs * self.steps_per_epoch) if self.trainable else 0
+        self.optimizer = self._optimizer() if self.trainable else None
+        self.scheduler = None if self.optimizer is None else build_scheduler(
+            self.optimizer,
+            warmup_steps=self.config.schedule.warmup_steps,
+            total_steps=self.total_steps,
+            min_ratio=self.config.schedule.min_lr_ratio,
+        )
+        self.scaler = torch.amp.GradScaler("cuda", enabled=runtime.uses_grad_scaler)
+        self.step = 0
+        self.epoch_loss = torch.zeros(2, device=runtime.device)
+        self.saved_step = -1
+        self.best: dict[str, Any] = {"value": None, "step": None}
+        self.validated_step = -1
+        self.last_metrics: dict[str, float] = {}
+        self.history: list[dict[str, Any]] = []
+        self._logged_step, self._logged_time = 0, time.perf_counter()  # throughput since the last step log
+
+    def _optimizer(self) -> torch.optim.AdamW:
+        settings = self.config.optimizer
+        return torch.optim.AdamW(
+            self.trainable_parameters,
+            lr=settings.lr,
+            betas=settings.betas,
+            eps=settings.eps,
+            weight_decay=settings.weight_decay,
+        )
+
+    # ----------------------------------------------------------------- paths and files
+
+    @property
+    def last_path(self) -> Path:
+        return self.run_dir / CHECKPOINT_DIR / "last.pt"
+
+    @property
+    def best_path(self) -> Path:
+        return self.run_dir / CHECKPOINT_DIR / "best.pt"
+
+    def _prepare_run_dir(self, resume: bool) -> dict[str, Any] | None:
+        """Check the run directory against `resume`; return the checkpoint to resume from."""
+        if not resume:
+            if self.last_path.exists():
+                raise ConfigError(
+                    f"{self.run_dir} already holds a training run; pass --resume to continue it or choose another --out"
+                )
+            if self.context.is_main:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                (self.run_dir / CONFIG_FILE).write_text(self.config.to_yaml(), encoding="utf-8")
+            return None
+        return resume_payload(self.last_path, self.config)
+
+    # ----------------------------------------------------------------- checkpoint state
+
+    def _payload(self) -> dict[str, Any]:
+        return {
+            "config": self.config.to_dict(),
+            "config_hash": self.config.experiment_hash(),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict() if self.optimizer is not None else {},
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else {},
+            "scaler": self.scaler.state_dict(),
+            "rng": capture_rng_state(),
+            "epoch": self.step // self.steps_per_epoch,
+            "step": self.step,
+            "epoch_loss": self.epoch_loss.cpu(),
+            "best": dict(self.best),
+            "validated_step": self.validated_step,
+            "metrics": dict(self.last_metrics),
+            "versions": components.versions(),
+        }
+
+    def _restore(self, payload: dict[str, Any]) -> None:
+        load_model_state(self.model, payload["model"], self.last_path)
+        if self.optimizer is not None and self.scheduler is not None:
+            self.optimizer.load_state_dict(payload["optimizer"])
+            self.scheduler.load_state_dict(payload["scheduler"])
+            self.scaler.load_state_dict(payload["scaler"])
+        restore_rng_state(payload["rng"])
+        self.step = int(payload["step"])
+        self.epoch_loss = payload["epoch_loss"].to(self.runtime.device)
+        self.best = dict(payload.get("best", self.best))
+        self.validated_step = int(payload.get("validated_step", -1))
+        self.last_metrics = dict(payload.get("metrics", {}))
+        self.history = [
+            r for r in read_records(self.run_dir / METRICS_FILE) if r.get("kind") == "epoch" and r["step"] <= self.step
+        ]
+
+    def _save(self, *, best: bool) -> None:
+        self.saved_step = self.step
+        if not self.context.is_main:
+            return
+        payload = self._payload()
+        save_checkpoint(self.last_path, payload)
+        if best:
+            save_checkpoint(self.best_path, payload)
+
+    # ----------------------------------------------------------------- the loop
+
+    def execute(self, resume: bool, stop_at_step: int | None) -> TrainResult:
+        payload = self._prepare_run_dir(resume)
+        if payload is not None:
+            self._restore(payload)
+        logger = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=self.step if resume else None)
+        if self.runtime.notes:
+            logger.log({"kind": "note", "step": self.step, "notes": list(self.runtime.notes)})
+        try:
+            if not self.trainable and payload is None:
+                self._fit_baseline()
+            finished = self._train(logger, stop_at_step)
+            if finished and self.validated_step != self.step:
+                self._validate_and_save(logger)
+        finally:
+            logger.close()
+        barrier(self.context)
+        return TrainResult(
+            run_dir=self.run_dir,
+            best_checkpoint=self.best_path if self.best_path.exists() else None,
+            last_checkpoint=self.last_path,
+            final_metrics=dict(self.last_metrics),
+            history=list(self.history),
+            step=self.step,
+            finished=finished,
+            notes=self.runtime.notes,
+        )
+
+    def _fit_baseline(self) -> None:
+        """Baselines without parameters to train may still fit statistics (e.g. the mean target)."""
+        fit = getattr(self.model, "fit", None)
+        if callable(fit):
+            loader = components.eval_loader(
+                self.datasets["train"], range(len(self.datasets["train"])),
+                batch_size=self.config.training.batch_size, num_workers=self.config.runtime.num_workers,
+            )
+            fit(self.feed(batch) for batch in loader)
+
+    def _train(self, logger: RunLogger, stop_at_step: int | None) -> bool:
+        """Optimise until the last step (True) or until `stop_at_step` (False)."""
+        step_module = loss_module(self.model, self.context, self.runtime.device, self.config.runtime.sync_batchnorm)
+        if self.runtime.compile:
+            step_module = torch.compile(step_module)
+        self._logged_step, self._logged_time = self.step, time.perf_counter()
+        bar = tqdm(total=self.total_steps, initial=self.step, desc="train", unit="step", disable=not self.show_progress)
+        try:
+            while self.step < self.total_steps:
+                epoch, start_batch = divmod(self.step, self.steps_per_epoch)
+                self.sampler.set_position(epoch, start_batch)
+                for batch in self._train_loader(epoch):
+                    lr = self.optimizer.param_groups[0]["lr"]
+                    loss, grad_norm = self._optimizer_step(step_module, self.feed(batch))
+                    self.step += 1
+                    bar.update(1)
+                    if self.step % self.config.training.log_every == 0 or self.step == self.total_steps:
+                        self._log_step(logger, bar, loss=loss, grad_norm=grad_norm, lr=lr, epoch=epoch)
+                    self._after_step(logger)
+                    if self.step >= self.total_steps:
+                        break
+                    if stop_at_step is not None and self.step >= stop_at_step:
+                        if self.saved_step != self.step:
+                            self._save(best=False)
+                        return False
+        finally:
+            bar.close()
+        return True
+
+    def _after_step(self, logger: RunLogger) -> None:
+        """Epoch bookkeeping: log the epoch, validate on schedule, write checkpoints when due."""
+        last_step = self.step == self.total_steps
+        if self.step % self.steps_per_epoch == 0 or last_step:
+            epoch = -(-self.step // self.steps_per_epoch)
+            if last_step or epoch % self.config.training.validate_every == 0:
+                self._validate_and_save(logger)
+                return
+            self._log_epoch(logger, {})
+        every = self.config.checkpoint.every_steps
+        if every is not None and self.step % every == 0:
+            self._save(best=False)
+
+    def _train_loader(self, epoch: int) -> torch.utils.data.DataLoader:
+        return components.train_loader(
+            self.datasets["train"],
+            self.sampler,
+            num_workers=self.config.runtime.num_workers,
+            seed=self.config.seed,
+            epoch=epoch,
+            pin_memory=self.runtime.device.type == "cuda",
+        )
+
+    def _optimizer_step(self, step_module: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        self.model.train()
+        with autocast(self.runtime):
+            loss = step_module(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        clip = self.config.training.grad_clip
+        grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters, clip if clip is not None else float("inf"))
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        loss = loss.detach().float()
+        self.epoch_loss[0] += loss
+        self.epoch_loss[1] += 1
+        return loss, grad_norm.detach()
+
+    def _log_step(
+        self, logger: RunLogger, bar: Any, *, loss: torch.Tensor, grad_norm: torch.Tensor, lr: float, epoch: int
+    ) -> None:
+        mean_loss = all_reduce_sum(loss.clone(), self.context).item() / self.context.world_size
+        now = time.perf_counter()
+        images = (self.step - self._logged_step) * self.config.training.batch_size
+        images_per_s = images / max(now - self._logged_time, 1e-9)
+        self._logged_step, self._logged_time = self.step, now
+        if not np.isfinite(mean_loss):
+            raise TrainingDivergedError(
+                f"the training loss became {mean_loss} at step {self.step}; lower optimizer.lr or set training.grad_clip"
+            )
+        logger.log({"kind": "step", "step": self.step, "epoch": epoch + 1, "loss": mean_loss, "lr": lr,
+                    "grad_norm": float(grad_norm), "images_per_s": images_per_s})
+        bar.set_postfix(loss=f"{mean_loss:.4g}", lr=f"{lr:.3g}")
+
+    def _log_epoch(self, logger: RunLogger, metrics: dict[str, float]) -> dict[str, Any]:
+        """Log the epoch (its mean training loss and any validation metrics) and start the next one."""
+        totals = all_reduce_sum(self.epoch_loss.clone(), self.context)
+        train_loss = {"train_loss": float(totals[0] / totals[1])} if totals[1] > 0 else {}  # none for baselines
+        epoch = -(-self.step // self.steps_per_epoch)
+        record = {"kind": "epoch", "step": self.step, "epoch": epoch, **train_loss, **metrics}
+        self.epoch_loss.zero_()
+        if metrics:
+            record["best"] = self._update_best(metrics)
+            self.last_metrics = {**train_loss, **metrics}
+        self.history.append(record)
+        logger.log(record)
+        return record
+
+    def _validate_and_save(self, logger: RunLogger) -> None:
+        """Validate, log the epoch, refresh last.pt and (when the selection metric improved) best.pt."""
+        metrics = validate(
+            self.model,
+            {split: self.datasets[split] for split in self.config.dataset.val_splits},
+            feed=self.feed,
+            spec=self.spec,
+            context=self.context,
+            runtime=self.runtime,
+            batch_size=self.config.training.eval_batch_size,
+            num_workers=self.config.runtime.num_workers,
+        )
+        record = self._log_epoch(logger, metrics)
+        self.validated_step = self.step
+        self._save(best=bool(record.get("best")))
+        self._logged_step, self._logged_time = self.step, time.perf_counter()
+
+    def _update_best(self, metrics: dict[str, float]) -> bool:
+        """Is this validation the best so far on `checkpoint.select_on` / `checkpoint.metric`?"""
+        selection = self.config.checkpoint
+        key = f"{selection.select_on}/{selection.metric}"
+        value = metrics.get(key)
+        if value is None and self.trainable:
+            raise ConfigError(
+                f"checkpoint.metric {selection.metric!r} is not measured on this data ({key} missing: grid "
+                "accuracy needs grids); select on loss or mse"
+            )
+        if value is None or not np.isfinite(value):  # a baseline without a loss: its one validation
+            return self.best["step"] is None
+        previous = self.best["value"]
+        higher = SELECTION_METRICS[selection.metric] == "higher"
+        if previous is None or (value > previous if higher else value < previous):
+            self.best = {"value": value, "step": self.step, "metric": key}
+            return True
+        return False
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)

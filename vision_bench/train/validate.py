@@ -1,0 +1,88 @@
+"""Validation during training: loss, MSE and (when decodable) grid accuracy per validation split.
+
+Deliberately small: the full metric suite runs in `vision-bench evaluate`. Under torchrun each
+process scores every world_size-th sample and the sums are reduced, so the numbers equal those of
+a single process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import Dataset
+
+from vision_bench.train import components
+from vision_bench.train.device import Runtime, autocast
+from vision_bench.train.distributed import DistributedContext, all_reduce_sum, shard_indices
+
+Feed = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@torch.no_grad()
+def validate(
+    model: nn.Module,
+    datasets: Mapping[str, Dataset],
+    *,
+    feed: Feed,
+    spec: Any,
+    context: DistributedContext,
+    runtime: Runtime,
+    batch_size: int,
+    num_workers: int = 0,
+) -> dict[str, float]:
+    """{'val_id/loss': .., 'val_id/mse': .., 'val_id/grid_accuracy': .., 'val_ood/...'}."""
+    was_training = model.training
+    model.eval()
+    metrics: dict[str, float] = {}
+    try:
+        for split, dataset in datasets.items():
+            metrics.update(_validate_split(model, split, dataset, feed, spec, context, runtime, batch_size, num_workers))
+    finally:
+        model.train(was_training)
+    return metrics
+
+
+def _validate_split(
+    model: nn.Module,
+    split: str,
+    dataset: Dataset,
+    feed: Feed,
+    spec: Any,
+    context: DistributedContext,
+    runtime: Runtime,
+    batch_size: int,
+    num_workers: int,
+) -> dict[str, float]:
+    has_loss = bool(getattr(model, "trainable", True))
+    # sums of: loss * n, squared error per sample, grid-exact samples, samples, samples with grids decoded
+    totals = torch.zeros(5, dtype=torch.float64)
+    loader = components.eval_loader(dataset, shard_indices(len(dataset), context), batch_size=batch_size, num_workers=num_workers)
+    for raw in loader:
+        batch = feed(raw)
+        count = batch["target"].shape[0]
+        with autocast(runtime):
+            prediction = model.predict(batch).float()
+            loss = model.training_loss(batch).float() if has_loss else None
+        errors = (prediction - batch["target"].float()).square().flatten(1).mean(1)
+        totals[0] += float(loss) * count if loss is not None else 0.0
+        totals[1] += float(errors.sum())
+        totals[3] += count
+        exact = components.grid_exact_match(prediction, batch, spec)
+        if exact is not None:
+            totals[2] += float(exact.sum())
+            totals[4] += count
+    if context.enabled:
+        reduce_on = runtime.device if runtime.device.type == "cuda" else torch.device("cpu")
+        totals = all_reduce_sum(totals.to(reduce_on), context).cpu()
+    samples = float(totals[3])
+    if samples == 0:
+        return {}
+    result = {f"{split}/mse": float(totals[1]) / samples}
+    if has_loss:
+        result[f"{split}/loss"] = float(totals[0]) / samples
+    if totals[4] > 0:
+        result[f"{split}/grid_accuracy"] = float(totals[2]) / float(totals[4])
+    return result
