@@ -27,12 +27,37 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _without_cell_keys(train: dict[str, Any]) -> dict[str, Any]:
+    """Reject `train` sections that every cell sets itself."""
+    reserved = sorted(set(train) & {"dataset", "model", "seed"})
+    if reserved:
+        raise ValueError(
+            f"train.{reserved[0]} is set per cell from `experiments`, `data`, `models` and `seeds`; remove it"
+        )
+    return train
+
+
 class ModelEntry(_Section):
-    """A `vision_bench.models` name, its options, and the label the report shows for it."""
+    """A `vision_bench.models` name, its options, the label the report shows for it, and its own
+    `train` sections, merged key by key over the bench's shared `train` (a ViT may take more steps
+    than a CNN in the same time)."""
 
     name: str
     options: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
+    train: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("train")
+    @classmethod
+    def _train_sections(cls, train: dict[str, Any]) -> dict[str, Any]:
+        return _without_cell_keys(train)
+
+    def train_sections(self, shared: dict[str, Any]) -> dict[str, Any]:
+        merged = dict(shared)
+        for section, values in self.train.items():
+            base = merged.get(section)
+            merged[section] = {**base, **values} if isinstance(base, dict) and isinstance(values, dict) else values
+        return merged
 
     @property
     def display(self) -> str:
@@ -111,12 +136,7 @@ class BenchConfig(_Section):
     @field_validator("train")
     @classmethod
     def _train_sections(cls, train: dict[str, Any]) -> dict[str, Any]:
-        reserved = sorted(set(train) & {"dataset", "model", "seed"})
-        if reserved:
-            raise ValueError(
-                f"train.{reserved[0]} is set per cell from `experiments`, `data`, `models` and `seeds`; remove it"
-            )
-        return train
+        return _without_cell_keys(train)
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "bench config") -> BenchConfig:

@@ -122,7 +122,7 @@ class _Bench:
 
         assert cell.model is not None
         data = {
-            **self.config.train,
+            **cell.model.train_sections(self.config.train),
             "seed": cell.seed,
             "dataset": self.dataset_section(cell.experiment),
             "model": {"name": cell.model.name, "options": dict(cell.model.options)},

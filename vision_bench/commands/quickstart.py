@@ -1,0 +1,28 @@
+"""`vision-bench quickstart [--out DIR]`: the built-in default run (see `vision_bench.quickstart`)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+NAME = "quickstart"
+HELP = (
+    "train a timm CNN and a timm ViT on a small EnvGen-style study at 128x128, evaluate them ID and OOD "
+    "against the baselines, write the report and print a summary (a few minutes on a laptop CPU)"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="quickstart", help="output folder (default: ./quickstart); reruns resume")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision_bench.quickstart import run_quickstart
+
+    start = time.perf_counter()
+    result, table = run_quickstart(args.out, progress=not args.quiet)
+    print(table)
+    print(f"\nreport: {result.report_md}\n        {result.report_html}")
+    print(f"done in {time.perf_counter() - start:.0f} s")
+    return 0
