@@ -186,8 +186,13 @@ def smoke_bench(tmp_path_factory: pytest.TempPathFactory):
     pytest.importorskip("vision_bench.tasks.studies")
     from vision_bench.bench import run_bench
 
+    import yaml
+
+    config = yaml.safe_load(SMOKE_CONFIG.read_text(encoding="utf-8"))
+    # A report label and a per-model train override must not lose the model's sheets or settings.
+    config["models"][-1].update(label="ViT (labelled)", train={"optimizer": {"lr": 0.002}})
     out = tmp_path_factory.mktemp("bench")
-    return run_bench(SMOKE_CONFIG, out, progress=False)
+    return run_bench(config, out, progress=False)
 
 
 def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> None:
@@ -210,7 +215,11 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
     for name in ("grid_accuracy_by_setting.png", "mse_by_setting.png", "training_curves.png"):
         assert (result.out_dir / "plots" / name).read_bytes().startswith(PNG_MAGIC)
     sheets = sorted((result.out_dir / "sheets").glob("*.png"))
-    assert any("test_id" in s.name for s in sheets) and any("test_ood" in s.name for s in sheets)
+    assert len(sheets) == len(config.models) * 2 * 2  # every model: test_id / test_ood, best / worst
+    assert any(s.name.startswith("ViT_labelled") for s in sheets)
+    labelled = next(c for c in trained if c.predictor == "ViT (labelled)")
+    run_config = (labelled.run_dir / "config.yaml").read_text(encoding="utf-8")
+    assert "lr: 0.002" in run_config and "batch_size: 16" in run_config
     html = result.report_html.read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") == markdown.count("![")
 

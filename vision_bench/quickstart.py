@@ -42,7 +42,7 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
                 "name": "unet:test_resnet",
                 "label": "CNN (unet:test_resnet)",
                 "options": {"head": "palette", "decoder_width": 8},
-                "train": {"training": {"max_steps": 240}, "optimizer": {"lr": 0.005}},
+                "train": {"training": {"max_steps": 500}, "optimizer": {"lr": 0.005}},
             },
             {
                 "name": "vit:test_vit",

@@ -30,6 +30,8 @@ class CellResult:
     run_dir: Path | None = None
     alpha: float | None = None
     status: dict[str, str] = field(default_factory=dict)
+    model: str | None = None
+    """The model name the evaluation used (its sheets folder), when the report label differs."""
 
 
 @dataclass(frozen=True)

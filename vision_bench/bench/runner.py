@@ -172,7 +172,7 @@ class _Bench:
         common = {"experiment": cell.experiment, "setting": setting_of(cell.experiment),
                   "alpha": alpha_of(cell.experiment), "status": dict(metrics.get("status", {}))}
         if cell.model is not None:
-            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=run_dir,
+            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=run_dir, model=cell.model.name,
                                splits=_split_means(metrics.get("splits", {})), **common)]
         return [
             CellResult(name, seed=None, baseline=True, run_dir=run_dir, splits=_split_means(entry["splits"]), **common)

@@ -28,20 +28,27 @@ def representative_cells(cells: Sequence[CellResult]) -> list[CellResult]:
     return list(chosen.values())
 
 
+def experiment_label(cell: CellResult) -> str:
+    """A study id as it is; a custom task file by its stem (not its absolute path)."""
+    if cell.experiment.endswith((".yaml", ".yml")):
+        return Path(cell.experiment).stem
+    return cell.experiment
+
+
 def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: Path) -> list[Figure]:
     """Copy the representative cells' sheets to OUT/sheets and return them as report figures."""
     figures = []
     target_dir = Path(out_dir) / SHEETS_DIR
     for cell in representative_cells(cells):
-        source_dir = cell.run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.predictor)
+        source_dir = cell.run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.model or cell.predictor)
         for split in splits:
             for kind in KINDS:
                 source = source_dir / f"{split}_{kind}.png"
                 if not source.is_file():
                     continue
-                name = f"{safe_name(cell.predictor)}__{safe_name(cell.experiment)}__seed{cell.seed}__{split}_{kind}.png"
+                name = f"{safe_name(cell.predictor)}__{safe_name(experiment_label(cell))}__seed{cell.seed}__{split}_{kind}.png"
                 target_dir.mkdir(parents=True, exist_ok=True)
                 target = shutil.copyfile(source, target_dir / name)
-                caption = f"{cell.predictor} on {cell.experiment} (seed {cell.seed}): {kind} {split} samples"
+                caption = f"{cell.predictor} on {experiment_label(cell)} (seed {cell.seed}): {kind} {split} samples"
                 figures.append(Figure(Path(target), caption))
     return figures
