@@ -224,11 +224,14 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
     assert html.count("data:image/png;base64,") == markdown.count("![")
 
 
-def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench) -> None:
+def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench, monkeypatch: pytest.MonkeyPatch) -> None:
     from vision_bench.bench import run_bench, summary_table
 
-    again = run_bench(smoke_bench.config, smoke_bench.out_dir, progress=False)
+    monkeypatch.chdir(smoke_bench.out_dir.parent)  # a relative output folder, as users type it
+    again = run_bench(smoke_bench.config, Path(smoke_bench.out_dir.name), progress=False)
     assert again.computed == [] and len(again.skipped) == len(smoke_bench.computed)
+    for link in re.findall(r"\]\(([^)]+\.png)\)", again.report_md.read_text(encoding="utf-8")):
+        assert (smoke_bench.out_dir / link).is_file(), link
     summary = summary_table(again)
     assert summary.splitlines()[0].split()[:5] == ["model", "ID", "GA", "OOD", "GA"]
     oracle = next(line for line in summary.splitlines() if line.startswith("oracle"))

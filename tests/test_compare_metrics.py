@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import os
 from pathlib import Path
 
@@ -237,14 +238,17 @@ def _fake_evaluation(folder: Path) -> None:
     (folder / "metrics.json").write_text(json.dumps({"format": "vision-bench-evaluation", "model": "unet"}))
 
 
-def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path) -> None:
+def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("vision_bench.tasks.studies")
     from vision_bench.cli import main
 
     run = tmp_path / "run"
     _fake_evaluation(run / "evaluation")
     out = tmp_path / "out"
-    assert main(["compare-metrics", "--out", str(out), "--run", str(run), "--n", "4"]) == 0
+    monkeypatch.chdir(tmp_path)  # a relative --out, as users type it
+    assert main(["compare-metrics", "--out", "out", "--run", str(run), "--n", "4"]) == 0
+    for link in re.findall(r"\]\(([^)]+\.png)\)", (out / "report.md").read_text(encoding="utf-8")):
+        assert (out / link).is_file(), link
     with (out / "perturbations.csv").open() as handle:
         rows = {row["perturbation"]: row for row in csv.DictReader(handle)}
     assert float(rows["move_object"]["grid_accuracy"]) == 0.0

@@ -208,7 +208,7 @@ def run_compare_metrics(
     seed: int = 0,
 ) -> CompareResult:
     """The perturbation study on `targets` (skipped when None) and, with `run`, the correlation study."""
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     out_dir.mkdir(parents=True, exist_ok=True)
     report = Report("Which metric should I trust?")
     study = None

@@ -202,7 +202,7 @@ def run_bench(
 ) -> BenchResult:
     """Train and evaluate every unfinished cell, then (re)write the report; see the module docstring."""
     config = load_bench_config(config)
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     bench = _Bench(config, out_dir, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "bench.yaml").write_text(
