@@ -9,6 +9,8 @@ image (B, 3, H, W) in [0, 1] without building a graph; trainable models add
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +30,7 @@ def batch_tensor(batch: Mapping[str, Any], key: str, model_name: str) -> torch.T
     return value
 
 
-class ImageToImageModel(nn.Module):
+class ImageToImageModel(nn.Module, ABC):
     """Base of every model: identity attributes, `predict`, `describe`."""
 
     trainable = False
@@ -41,9 +43,9 @@ class ImageToImageModel(nn.Module):
         self.head = head
         self.image_size = image_size
 
+    @abstractmethod
     def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
         """(B, 3, H, W) float in [0, 1]."""
-        raise NotImplementedError
 
     def training_loss(self, batch: Mapping[str, Any]) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
@@ -84,9 +86,9 @@ class TrainableModel(ImageToImageModel):
         self.pixel_head = pixel_head
         self.task_vocab_size = task_vocab_size
 
+    @abstractmethod
     def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """(B, 3, S, S) images -> (B, pixel_head.channels, S, S) raw output."""
-        raise NotImplementedError
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         if images.ndim != 4 or images.shape[1:] != (3, self.image_size, self.image_size):
