@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vision_bench.config_files import read_yaml, validate_mapping
 from vision_bench.errors import ConfigError
 
 BASELINES = ("copy_input", "mean_target", "oracle")
@@ -141,29 +141,23 @@ class BenchConfig(_Section):
     @classmethod
     def from_dict(cls, data: Any, source: str = "bench config") -> BenchConfig:
         """Validate a mapping; problems are reported with their dotted keys."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as error:
-            problems = "; ".join(_describe(issue) for issue in error.errors())
-            raise ConfigError(f"{source}: {problems}") from None
+        return validate_mapping(cls, data, source, _describe_all)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> BenchConfig:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"bench config {path} does not exist; pass the path of a YAML file")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML ({error}); fix the syntax") from None
-        config = cls.from_dict(data, source=str(path))
+        config = cls.from_dict(read_yaml(path), source=str(path))
         experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def _describe_all(error: ValidationError) -> str:
+    return "; ".join(_describe(issue) for issue in error.errors())
 
 
 def _describe(issue: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from render.grid import MAX_SIDE
+from vision_bench.config_files import read_yaml, validate_mapping
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH
@@ -168,22 +169,12 @@ class TaskConfig(BaseModel):
     @classmethod
     def from_dict(cls, data: Any, source: str = "config") -> TaskConfig:
         """Validate a plain mapping (as read from YAML); errors name `source` and the offending key."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of keys to values, got {type(data).__name__}")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as error:
-            raise ConfigError(f"{source}: {describe_validation_error(error, cls, data)}") from None
+        return validate_mapping(cls, data, source, lambda error: describe_validation_error(error, cls, data))
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TaskConfig:
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML: {error}") from None
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_yaml(path), source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from vision_bench.config_files import read_yaml, validate_mapping
 from vision_bench.errors import ConfigError
 
 VALIDATION_SPLITS = ("val_id", "val_ood")
@@ -142,22 +143,12 @@ class TrainConfig(_Section):
     @classmethod
     def from_dict(cls, data: Any, source: str = "training config") -> TrainConfig:
         """Validate a mapping; every problem is reported with its dotted key."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as error:
-            problems = "; ".join(_describe(issue) for issue in error.errors())
-            raise ConfigError(f"{source}: {problems}") from None
+        return validate_mapping(cls, data, source, _describe_all)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrainConfig:
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML ({error}); fix the syntax") from None
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_yaml(path), source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -202,6 +193,10 @@ def differing_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 _MISSING = object()
+
+
+def _describe_all(error: ValidationError) -> str:
+    return "; ".join(_describe(issue) for issue in error.errors())
 
 
 def _describe(issue: dict[str, Any]) -> str:
