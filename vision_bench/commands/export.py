@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from vision_bench.commands.render import add_render_arguments
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE
 
@@ -22,12 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "grids (default): grids only, rendered when read",
     )
     render = parser.add_argument_group("rendering (as in `vision-bench render`)")
-    render.add_argument("--spec", metavar="FILE", help="render spec YAML; the options below override it")
-    render.add_argument("--size", nargs=2, type=int, metavar=("H", "W"), help="image height and width in pixels")
-    render.add_argument("--palette", help="cogitao-rgb (default), arc or c-arc")
-    render.add_argument("--background", help="palette (color 0), white, black, #RRGGBB or random")
-    render.add_argument("--layout", help="stretch (default), fit, or cell:SIZE[:ANCHOR]")
-    render.add_argument("--blur", help="none (default), gaussian:SIGMA or box:SIZE")
+    add_render_arguments(render)
     render.add_argument("--format-image", default="png", choices=("png", "jpeg"), help="image file format")
     render.add_argument("--frames", action="store_true", help="also write intermediate frames (folder, webdataset)")
     render.add_argument("--masks", action="store_true", help="also write per-object label masks (image formats)")

@@ -25,14 +25,19 @@ BATCH = 256
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="INPUT", help="generated or COGITAO Parquet, or ARC JSON (file or folder)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to create (absent or empty)")
+    add_render_arguments(parser)
+    parser.add_argument("--format", choices=("png", "jpeg"), default="png", help="image format (default png)")
+    parser.add_argument("--quality", type=int, help="JPEG quality 1-100 (default 95; no chroma subsampling)")
+
+
+def add_render_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The render-spec options `spec_from_args` reads, shared by every command that renders."""
     parser.add_argument("--spec", metavar="FILE", help="render spec YAML (docs/rendering.md); options below override it")
     parser.add_argument("--size", nargs=2, type=int, metavar=("H", "W"), help="image height and width in pixels")
     parser.add_argument("--palette", help="cogitao-rgb (default), arc or c-arc")
     parser.add_argument("--background", help="palette (color 0), white, black, #RRGGBB or random")
     parser.add_argument("--layout", help="stretch (default), fit, or cell:SIZE[:ANCHOR]")
     parser.add_argument("--blur", help="none (default), gaussian:SIGMA or box:SIZE")
-    parser.add_argument("--format", choices=("png", "jpeg"), default="png", help="image format (default png)")
-    parser.add_argument("--quality", type=int, help="JPEG quality 1-100 (default 95; no chroma subsampling)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,21 +28,11 @@ def is_temp_file(path: Path) -> bool:
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, fsync: bool = False) -> None:
     """Write `data` to `path` atomically (fsync first when the file must survive a power cut)."""
-    target = Path(path)
-    temp = temp_path_for(target)
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            if fsync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(temp, target)
-    except OSError as error:
-        temp.unlink(missing_ok=True)
-        raise OSError(error.errno, error.strerror or str(error), str(target)) from error
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as temp, open(temp, "wb") as handle:
+        handle.write(data)
+        if fsync:
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 @contextmanager
