@@ -33,13 +33,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
-import cv2
 import numpy as np
 
 from vision_bench.errors import InfeasibleConfigError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
+from vision_bench.tasks.placement import Canvas
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH, encode_task_code
 from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation, enclosed_holes
 
@@ -48,7 +48,6 @@ OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.0
 MAX_ATTEMPTS = 1000
 DRAW_TRIES = 50
 ROOM_TRIES = 20
-PLACEMENT_TRIES = 8
 SEQUENCE_REDRAWS = 200
 CHUNK = 128
 SHAPE_CONSTRAINTS = frozenset({
@@ -218,7 +217,7 @@ class _Sequence:
 
 
 @dataclass(slots=True)
-class _Drawn:
+class DrawnObject:
     """One drawn object: template, colors, the object after each step (anchored at the origin), its extent."""
 
     index: int
@@ -346,7 +345,7 @@ class _Plan:
                 return found
             drawn.append(found)
         drawn.sort(key=lambda obj: (obj.extent[2] - obj.extent[0]) * (obj.extent[3] - obj.extent[1]), reverse=True)
-        canvas = _Canvas(height, width, len(sequence.names))
+        canvas = Canvas(height, width, len(sequence.names))
         placed = []
         for obj in drawn:
             for _ in range(ROOM_TRIES):
@@ -380,7 +379,7 @@ class _Plan:
 
 
 def _draw_object(rng: random.Random, choices: list[Choice], sequence: _Sequence, height: int,
-                 width: int) -> _Drawn | str:
+                 width: int) -> DrawnObject | str:
     """One painted object that meets every step's constraints and stays inside the grid, or why none was found."""
     uniform = rng.random
     rejected_by = None
@@ -403,74 +402,10 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: _Sequence,
             bottom, right = max(bottom, obj.top + mask.shape[0]), max(right, obj.left + mask.shape[1])
         else:
             if bottom - top <= height and right - left <= width:
-                return _Drawn(index, _template(index), painted, path, masks, (top, left, bottom, right))
+                return DrawnObject(index, _template(index), painted, path, masks, (top, left, bottom, right))
     if rejected_by is not None:
         return f"no drawn object met the constraints of {rejected_by.name} ({rejected_by.constraints})"
     return f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid"
-
-
-class _Canvas:
-    """The frames being drawn plus the input's occupancy: placed objects' filled masks grown by one cell.
-
-    An anchor is free when the new object's filled input mask misses the occupancy (no touching,
-    no nesting) and, at every later step, its cells miss the cells already drawn in that frame (no
-    overlap; touching allowed). Anchor ranges keep every step inside the grid. Random anchors are
-    tried first, then all free anchors are enumerated; both pick uniformly among free anchors.
-    """
-
-    def __init__(self, height: int, width: int, depth: int) -> None:
-        self.height, self.width = height, width
-        self.occupied = np.zeros((height + 2, width + 2), dtype=bool)
-        self.frames = [np.zeros((height, width), dtype=np.uint8) for _ in range(depth + 1)]
-        self.empty = True
-
-    def find_anchor(self, rng: random.Random, obj: _Drawn) -> tuple[int, int] | None:
-        filled = obj.template.filled
-        rows, cols = filled.shape
-        top_min, left_min, bottom_max, right_max = obj.extent
-        low_top, span_top = -top_min, self.height - bottom_max + top_min + 1
-        low_left, span_left = -left_min, self.width - right_max + left_min + 1
-        uniform, occupied = rng.random, self.occupied
-        if self.empty:
-            return low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
-        later = [(frame, moved.top, moved.left, mask) for frame, moved, mask in zip(self.frames[1:], obj.path[1:],
-                                                                                   obj.masks[1:])]
-        for _ in range(PLACEMENT_TRIES):
-            top, left = low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
-            if occupied[top + 1 : top + 1 + rows, left + 1 : left + 1 + cols][filled].any():
-                continue
-            for frame, row, col, mask in later:
-                if frame[top + row : top + row + mask.shape[0], left + col : left + col + mask.shape[1]][mask].any():
-                    break
-            else:
-                return top, left
-        area = occupied[low_top + 1 : low_top + span_top + rows, low_left + 1 : low_left + span_left + cols]
-        free = _collisions(area, filled) == 0
-        for frame, row, col, mask in later:
-            area = frame[low_top + row : low_top + row + span_top - 1 + mask.shape[0],
-                         low_left + col : low_left + col + span_left - 1 + mask.shape[1]] != 0
-            free &= _collisions(area, mask) == 0
-        candidates = np.flatnonzero(free)
-        if len(candidates) == 0:
-            return None
-        offset = int(candidates[int(uniform() * len(candidates))])
-        return low_top + offset // span_left, low_left + offset % span_left
-
-    def paint(self, obj: _Drawn, anchor: tuple[int, int]) -> None:
-        top, left = anchor
-        self.empty = False
-        halo = obj.template.halo
-        self.occupied[top : top + halo.shape[0], left : left + halo.shape[1]] |= halo
-        for frame, moved, mask in zip(self.frames, obj.path, obj.masks):
-            row, col = top + moved.top, left + moved.left
-            np.copyto(frame[row : row + mask.shape[0], col : col + mask.shape[1]], moved.pixels, where=mask)
-
-
-def _collisions(area: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """For every placement of `mask` inside boolean `area` (top-left at (r, c)), how many cells it shares."""
-    counts = cv2.filter2D(area.view(np.uint8), cv2.CV_16S, mask.view(np.uint8), anchor=(0, 0),
-                          borderType=cv2.BORDER_CONSTANT)
-    return counts[: area.shape[0] - mask.shape[0] + 1, : area.shape[1] - mask.shape[1] + 1]
 
 
 _PLANS: dict[tuple[str, str], _Plan] = {}
