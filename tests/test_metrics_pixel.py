@@ -157,6 +157,14 @@ def test_ssim_matches_scikit_image_on_rendered_grids() -> None:
     np.testing.assert_allclose(ssim(target, target).numpy(), 1.0, atol=1e-6)
 
 
+def test_ssim_gives_the_same_values_whatever_ran_before_in_its_reused_buffers() -> None:
+    generator = torch.Generator().manual_seed(11)
+    a, b = torch.rand(2, 3, 3, 32, 32, generator=generator)
+    first = ssim(a, b)
+    ssim(torch.rand(5, 3, 48, 40, generator=generator), torch.rand(5, 3, 48, 40, generator=generator))
+    torch.testing.assert_close(ssim(a, b), first, atol=0, rtol=0)
+
+
 def test_both_filter_backends_agree() -> None:
     maps = torch.rand(4, 2, 3, 20, 17, generator=torch.Generator().manual_seed(0))
     taps = ssim_module.gaussian_window()

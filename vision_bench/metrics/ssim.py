@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision_bench.metrics.chunks import map_chunks
+from vision_bench.metrics.chunks import map_chunks, scratch
 from vision_bench.metrics.inputs import MetricInputError, matching_images
 
 WINDOW = 11
@@ -71,15 +71,16 @@ def _ssim_cpu(x: np.ndarray, y: np.ndarray, taps: np.ndarray, data_range: float)
 
     def kernel(part: slice) -> np.ndarray:
         a, b = x[part], y[part]
-        maps = np.empty((4, *a.shape), dtype=a.dtype)
+        maps = scratch("ssim_maps", (4, *a.shape), a.dtype)
         np.add(a, b, out=maps[0])
         maps[0] -= data_range  # centered: E[s^2] - E[s]^2 stays accurate in float32
         np.subtract(a, b, out=maps[1])
         np.square(maps[0], out=maps[2])
         np.square(maps[1], out=maps[3])
+        stats = gaussian_filter_opencv(maps, taps, out=scratch("ssim_stats", maps.shape, a.dtype))
         # The arithmetic runs on whole contiguous planes (3x faster in numpy than on cropped
         # views); only the valid positions enter the mean.
-        ssim_map = _ssim_map(*gaussian_filter_opencv(maps, taps), data_range)
+        ssim_map = _ssim_map(*stats, scratch("ssim_temporary", a.shape, a.dtype), data_range)
         return ssim_map[..., border:-border, border:-border].mean(axis=(1, 2, 3))
 
     return torch.from_numpy(np.concatenate(map_chunks(kernel, x.shape[0], CPU_CHUNK)))
@@ -89,22 +90,27 @@ def _ssim_device(x: torch.Tensor, y: torch.Tensor, taps: torch.Tensor, data_rang
     s = x + y - data_range
     d = x - y
     stats = filter_valid_conv(torch.stack([s, d, s * s, d * d]), taps)
-    return _ssim_map(*stats, data_range).reshape(x.shape[0], -1).mean(dim=1)
+    return _ssim_map(*stats, torch.empty_like(stats[0]), data_range).reshape(x.shape[0], -1).mean(dim=1)
 
 
-def _ssim_map(mu_s: Array, mu_d: Array, ss: Array, dd: Array, data_range: float) -> Array:
-    """The SSIM map from local means of s - data_range and d and of their squares (overwrites them)."""
+def _ssim_map(mu_s: Array, mu_d: Array, ss: Array, dd: Array, temporary: Array, data_range: float) -> Array:
+    """The SSIM map (in `mu_s`) from local means of s - data_range and d and of their squares.
+
+    Works in place: overwrites all five arrays and allocates nothing, numpy or torch alike.
+    """
+    multiply, add = (np.multiply, np.add) if isinstance(mu_s, np.ndarray) else (torch.mul, torch.add)
     c1, c2 = 2 * (K1 * data_range) ** 2, 2 * (K2 * data_range) ** 2
-    mu_d2 = mu_d * mu_d
-    ss -= mu_s * mu_s  # var_s
+    mu_d2 = multiply(mu_d, mu_d, out=temporary)
     dd -= mu_d2  # var_d
+    mu_s2 = multiply(mu_s, mu_s, out=mu_d)
+    ss -= mu_s2  # var_s
     mu_s += data_range
     mu_s *= mu_s
     mu_s += c1
-    luminance_denominator = mu_s + mu_d2
+    luminance_denominator = add(mu_s, mu_d2, out=mu_d)
     mu_s -= mu_d2  # luminance numerator
     ss += c2
-    structure_denominator = ss + dd
+    structure_denominator = add(ss, dd, out=temporary)
     ss -= dd  # contrast-structure numerator
     mu_s *= ss
     luminance_denominator *= structure_denominator
@@ -112,15 +118,16 @@ def _ssim_map(mu_s: Array, mu_d: Array, ss: Array, dd: Array, data_range: float)
     return mu_s
 
 
-def gaussian_filter_opencv(maps: np.ndarray, taps: np.ndarray) -> np.ndarray:
-    """Gaussian-filter every (H, W) plane of `maps` (..., H, W) with one OpenCV call.
+def gaussian_filter_opencv(maps: np.ndarray, taps: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Gaussian-filter every (H, W) plane of `maps` (..., H, W) with one OpenCV call (into `out` if given).
 
     The planes are stacked into one tall image, so only positions at least `border` pixels from
     a plane's edges are meaningful (a valid output row of a plane only reads rows of that plane).
     """
     width = maps.shape[-1]
     tall = np.ascontiguousarray(maps).reshape(-1, width)
-    return cv2.sepFilter2D(tall, -1, taps, taps, borderType=cv2.BORDER_REFLECT).reshape(maps.shape)
+    dst = None if out is None else out.reshape(tall.shape)
+    return cv2.sepFilter2D(tall, -1, taps, taps, dst=dst, borderType=cv2.BORDER_REFLECT).reshape(maps.shape)
 
 
 def filter_valid_conv(maps: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:
