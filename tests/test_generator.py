@@ -137,6 +137,20 @@ def test_explicit_sequences_square_grids_and_colors() -> None:
         assert set(np.unique(sample.input)) <= {0, 2, 5}
 
 
+def test_a_filter_that_no_template_of_a_sequence_survives_is_skipped_for_that_sequence() -> None:
+    """Filter 0 only has objects too small to crop, so crop_top_side draws from filter 1 alone."""
+    config = TaskConfig.from_dict({
+        "grid_height": 14, "grid_width": 14, "n_objects": 2,
+        "object_filter": [{"max_height": 2, "max_width": 2}, {"min_height": 4, "max_height": 5, "max_width": 5}],
+        "sequences": [["crop_top_side"], ["translate_up"]], "samples": {"train": 40},
+    })
+    heights = {sequence: set() for sequence in (("crop_top_side",), ("translate_up",))}
+    for sample in generate_split(config, "train"):
+        heights[sample.sequence] |= {meta["bbox"][2] - meta["bbox"][0] for meta in sample.objects}
+    assert heights[("crop_top_side",)] and min(heights[("crop_top_side",)]) >= 4
+    assert min(heights[("translate_up",)]) <= 2 and max(heights[("translate_up",)]) >= 4
+
+
 def test_distance_objects_are_placed_whole() -> None:
     config = TaskConfig.from_dict({
         "grid_height": 12, "grid_width": 12, "n_objects": 2, "object_filter": {"connectivity": "distance"},

@@ -39,9 +39,9 @@ from vision_bench.errors import InfeasibleConfigError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
-from vision_bench.tasks.placement import Canvas
+from vision_bench.tasks.placement import Canvas, PlacementShape
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH, encode_task_code
-from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation, enclosed_holes
+from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation
 
 LIBRARY_SEED = 0
 OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.025, "test_ood": 0.025}
@@ -112,61 +112,64 @@ def owning_split(grid: np.ndarray) -> str:
     return SPLITS[min(bisect.bisect_right(_OWNER_BOUNDS, position), len(SPLITS) - 1)]
 
 
-@dataclass
-class _Template:
-    """Placement shapes of a template: its mask filled (holes included) and grown by one cell all round."""
-
-    filled: np.ndarray
-    halo: np.ndarray
-    packing_area: int
-    first_column: int
+_TEMPLATES: dict[int, PlacementShape] = {}
 
 
-_TEMPLATES: dict[int, _Template] = {}
-
-
-def _template(index: int) -> _Template:
+def _template(index: int) -> PlacementShape:
     found = _TEMPLATES.get(index)
     if found is None:
-        mask = _LIBRARY.labels[index] != 0
-        filled = mask | enclosed_holes(mask)
-        height, width = filled.shape
-        halo = np.zeros((height + 2, width + 2), dtype=bool)
-        for dr, dc in itertools.product(range(3), range(3)):
-            halo[dr : dr + height, dc : dc + width] |= filled
-        block = np.zeros((height + 1, width + 1), dtype=bool)
-        for dr, dc in itertools.product(range(2), range(2)):
-            block[dr : dr + height, dc : dc + width] |= filled
-        found = _TEMPLATES[index] = _Template(filled, halo, int(np.count_nonzero(block)), int(np.argmax(mask[0])))
+        found = _TEMPLATES[index] = PlacementShape.of(_LIBRARY.labels[index] != 0)
     return found
 
 
-_AFTER: dict[tuple[tuple[str, ...], int], GridObject | None] = {}
+class _Reference:
+    """A template in its reference coloring (labels as colors) after some steps, with the keys under which
+    constraint verdicts about it are cached: its cells for color constraints, its mask for shape ones."""
+
+    __slots__ = ("obj", "_cells_key", "_shape_key")
+
+    def __init__(self, obj: GridObject) -> None:
+        self.obj = obj
+        self._cells_key: tuple[tuple[int, ...], bytes] | None = None
+        self._shape_key: tuple[tuple[int, ...], bytes] | None = None
+
+    def verdict_key(self, step: Transformation) -> tuple[str, tuple[int, ...], bytes]:
+        if step.name in SHAPE_CONSTRAINTS:
+            if self._shape_key is None:
+                self._shape_key = (self.obj.pixels.shape, (self.obj.pixels != 0).tobytes())
+            return (step.name, *self._shape_key)
+        if self._cells_key is None:
+            self._cells_key = (self.obj.pixels.shape, self.obj.pixels.tobytes())
+        return (step.name, *self._cells_key)
+
+
+_AFTER: dict[tuple[tuple[str, ...], int], _Reference | None] = {}
 _AFTER_LIMIT = 200_000
-_VERDICTS: dict[tuple[str, tuple[int, int], bytes], bool] = {}
+_VERDICTS: dict[tuple[str, tuple[int, ...], bytes], bool] = {}
 
 
-def _accepts(step: Transformation, obj: GridObject) -> bool:
-    """`step.accepts(obj)`, cached by what the constraint reads: the shape, or the cells for color constraints."""
-    cells = obj.pixels != 0 if step.name in SHAPE_CONSTRAINTS else obj.pixels
-    key = (step.name, cells.shape, cells.tobytes())
+def _accepts(step: Transformation, reference: _Reference) -> bool:
+    """`step.accepts(reference.obj)`, cached by what the constraint reads: the shape, or the cells for color constraints."""
+    key = reference.verdict_key(step)
     found = _VERDICTS.get(key)
     if found is None:
-        found = _VERDICTS[key] = step.accepts(obj)
+        found = _VERDICTS[key] = step.accepts(reference.obj)
     return found
 
 
-def _after(prefix: tuple[str, ...], index: int) -> GridObject | None:
+def _after(prefix: tuple[str, ...], index: int) -> _Reference | None:
     """Template `index` in its reference coloring after `prefix`, or None if a step rejects it (memory-capped cache)."""
-    if not prefix:
-        return GridObject(_LIBRARY.labels[index], 0, 0)
     key = (prefix, index)
     found = _AFTER.get(key, key)
     if found is key:
         if len(_AFTER) >= _AFTER_LIMIT:
             _AFTER.clear()
-        before, step = _after(prefix[:-1], index), TRANSFORMATIONS[prefix[-1]]
-        found = _AFTER[key] = step.transform(before) if before is not None and _accepts(step, before) else None
+        if not prefix:
+            found = _Reference(GridObject(_LIBRARY.labels[index], 0, 0))
+        else:
+            before, step = _after(prefix[:-1], index), TRANSFORMATIONS[prefix[-1]]
+            found = _Reference(step.transform(before.obj)) if before is not None and _accepts(step, before) else None
+        _AFTER[key] = found
     return found  # type: ignore[return-value]
 
 
@@ -174,14 +177,6 @@ def _constrained_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
     """`names` up to its last step that has constraints (empty if none has)."""
     constrained = [k for k, name in enumerate(names) if TRANSFORMATIONS[name].rejection is not None]
     return names[: constrained[-1] + 1] if constrained else ()
-
-
-def _survivors(prefix: tuple[str, ...], chosen: list[int]) -> list[int]:
-    """The templates of `chosen` that, colored by their labels, meet the constraints of every step of `prefix`."""
-    if not prefix:
-        return chosen
-    step = TRANSFORMATIONS[prefix[-1]]
-    return [i for i in chosen if (before := _after(prefix[:-1], i)) is not None and _accepts(step, before)]
 
 
 _BOXES: dict[tuple[tuple[str, ...], tuple[int, int]], tuple[int, int]] = {}
@@ -221,7 +216,7 @@ class DrawnObject:
     """One drawn object: template, colors, the object after each step (anchored at the origin), its extent."""
 
     index: int
-    template: _Template
+    template: PlacementShape
     colors: list[int]
     path: list[GridObject]
     masks: list[np.ndarray]
@@ -232,17 +227,40 @@ Choice = tuple[list[int], tuple[int, ...]]
 """Template indices an object may be drawn from, and the colors it may be painted with."""
 
 
+@dataclass
+class _Pool:
+    """The templates one object filter allows (library order), the colors it allows, and each template's
+    box shape as an index into `shapes` (so that per-shape work is done once per distinct shape)."""
+
+    templates: np.ndarray
+    colors: tuple[int, ...]
+    shapes: list[tuple[int, int]]
+    shape_of: np.ndarray
+
+    @classmethod
+    def of(cls, templates: list[int], colors: tuple[int, ...]) -> _Pool:
+        template_shapes = [_LIBRARY.labels[i].shape for i in templates]
+        shapes = sorted(set(template_shapes))
+        position = {shape: k for k, shape in enumerate(shapes)}
+        return cls(np.array(templates), colors, shapes, np.array([position[shape] for shape in template_shapes]))
+
+
+Survivors = tuple[np.ndarray, np.ndarray, tuple[int, ...]]
+"""The templates of a pool that survive a sequence, their boxes' rows and columns, the pool's colors."""
+
+
 class _Plan:
     """A config resolved for one split, ready for the hot loop."""
 
     def __init__(self, config: TaskConfig, split: str) -> None:
         self.config = resolved = config.for_split(split)
         self.split = split
-        self.sequences: dict[tuple[str, ...], tuple[_Sequence, list[tuple[list[int], np.ndarray, tuple]]]] = {}
+        self.sequences: dict[tuple[str, ...], tuple[_Sequence, list[Survivors]]] = {}
         self.choices: dict[tuple[tuple[str, ...], int, int, int], list[Choice]] = {}
-        self.survivors: dict[tuple[tuple[str, ...], int], list[int]] = {}
+        self.survivors: dict[tuple[tuple[str, ...], int], np.ndarray] = {}
+        self.references: dict[tuple[tuple[str, ...], int], list[_Reference | None]] = {}
         max_height, max_width = resolved.grid_height[1], resolved.grid_width[1]
-        self.pools: list[Choice] = []
+        self.pools: list[_Pool] = []
         for number, object_filter in enumerate(resolved.object_filter):
             if object_filter.connectivity is None:
                 object_filter = object_filter.model_copy(update={"connectivity": resolved.connectivity})
@@ -254,8 +272,8 @@ class _Plan:
                     f"({object_filter.model_dump(exclude_defaults=True)}) and fits a {max_height}x{max_width} grid; "
                     "relax the filter or enlarge the grid"
                 )
-            self.pools.append((chosen, object_filter.colors or ALL_COLORS))
-        smallest = min(_template(i).packing_area for chosen, _ in self.pools for i in chosen)
+            self.pools.append(_Pool.of(chosen, object_filter.colors or ALL_COLORS))
+        smallest = min(_template(i).packing_area for pool in self.pools for i in pool.templates.tolist())
         n_objects = resolved.n_objects[0]
         if n_objects * smallest > (max_height + 1) * (max_width + 1):
             raise InfeasibleConfigError(
@@ -264,35 +282,57 @@ class _Plan:
                 "use fewer or smaller objects or a larger grid"
             )
 
-    def _sequence(self, names: tuple[str, ...]) -> tuple[_Sequence, list[tuple[list[int], np.ndarray, tuple]]]:
-        """The sequence and, per filter with survivors, (surviving templates, their boxes' rows and columns, colors)."""
+    def _survivors(self, prefix: tuple[str, ...], number: int) -> np.ndarray:
+        """Positions in pool `number` of the templates that, colored by their labels, meet the constraints of
+        every step of `prefix` (cached)."""
+        found = self.survivors.get((prefix, number))
+        if found is None:
+            if not prefix:
+                found = np.arange(len(self.pools[number].templates))
+            else:
+                step = TRANSFORMATIONS[prefix[-1]]
+                found = np.flatnonzero([reference is not None and _accepts(step, reference)
+                                        for reference in self._references(prefix[:-1], number)])
+            self.survivors[prefix, number] = found
+        return found
+
+    def _references(self, prefix: tuple[str, ...], number: int) -> list[_Reference | None]:
+        """The templates of pool `number` after `prefix` in their reference coloring (see `_after`; cached)."""
+        found = self.references.get((prefix, number))
+        if found is None:
+            found = self.references[prefix, number] = [_after(prefix, i)
+                                                       for i in self.pools[number].templates.tolist()]
+        return found
+
+    def _sequence(self, names: tuple[str, ...]) -> tuple[_Sequence, list[Survivors]]:
+        """The sequence and its survivors in each pool that has any."""
         found = self.sequences.get(names)
         if found is None:
             sequence, prefix = _Sequence(names), _constrained_prefix(names)
             survivors = []
-            for number, (chosen, colors) in enumerate(self.pools):
-                kept = self.survivors.get((prefix, number))
-                if kept is None:
-                    kept = self.survivors[prefix, number] = _survivors(prefix, chosen)
-                if kept:
-                    shapes = [_LIBRARY.labels[i].shape for i in kept]
-                    boxes = {shape: _box(names, shape) for shape in set(shapes)}
-                    survivors.append((kept, np.array([boxes[shape] for shape in shapes]), colors))
+            for number, pool in enumerate(self.pools):
+                kept = self._survivors(prefix, number)
+                if len(kept):
+                    shape_of = pool.shape_of[kept]
+                    boxes = np.zeros((len(pool.shapes), 2), dtype=np.int64)
+                    for k in np.unique(shape_of).tolist():
+                        boxes[k] = _box(names, pool.shapes[k])
+                    survivors.append((pool.templates[kept], boxes[shape_of], pool.colors))
             found = self.sequences[names] = (sequence, survivors)
         return found
 
     def _choices(self, names: tuple[str, ...], height: int, width: int, n_objects: int) -> list[Choice]:
-        """Per filter, the surviving templates whose box fits the grid and 1/n_objects of it (cached)."""
+        """Per pool, the surviving templates whose box fits the grid and 1/n_objects of it (cached)."""
         key = (names, height, width, n_objects)
         found = self.choices.get(key)
         if found is None:
             found = []
-            for kept, boxes, colors in self._sequence(names)[1]:
+            for templates, boxes, colors in self._sequence(names)[1]:
                 rows, cols = boxes[:, 0], boxes[:, 1]
                 fits = (rows <= height) & (cols <= width) & ((rows + 1) * (cols + 1) * n_objects
                                                              <= (height + 1) * (width + 1))
                 if fits.any():
-                    found.append(([i for i, keep in zip(kept, fits) if keep], colors))
+                    found.append((templates[fits].tolist(), colors))
             self.choices[key] = found
         return found
 

@@ -31,13 +31,31 @@ def most_frequent_color(pixels: np.ndarray) -> int:
 
 
 def enclosed_holes(mask: np.ndarray) -> np.ndarray:
-    """Boolean mask of the enclosed holes of an object given by its bounding-box mask.
+    """Boolean mask (read-only) of the enclosed holes of an object given by its bounding-box mask.
 
     A hole is a region of background cells of the bounding box, connected through edge-adjacent
     (4-connected) steps, none of whose cells lies on the bounding-box border: it cannot reach the
     background around the object. Background 4-connectivity is the dual of object 8-connectivity,
     so a ring closed only by diagonal steps still encloses its inside.
+
+    Results are remembered by mask content: task generation asks about the same few thousand
+    shapes again and again, and labelling is the slowest step of the hole transformations.
     """
+    key = (mask.shape, mask.tobytes())
+    found = _HOLES.get(key)
+    if found is None:
+        if len(_HOLES) >= _HOLES_LIMIT:
+            _HOLES.clear()
+        found = _HOLES[key] = _holes(mask)
+        found.setflags(write=False)
+    return found
+
+
+_HOLES: dict[tuple[tuple[int, ...], bytes], np.ndarray] = {}
+_HOLES_LIMIT = 100_000
+
+
+def _holes(mask: np.ndarray) -> np.ndarray:
     if mask.shape[0] < 3 or mask.shape[1] < 3 or mask[1:-1, 1:-1].all():
         return np.zeros(mask.shape, dtype=bool)
     labels, count = ndimage.label(~mask, structure=_FOUR_CONNECTED)
@@ -68,8 +86,10 @@ def contour_mask(mask: np.ndarray) -> np.ndarray:
 
 def trimmed(pixels: np.ndarray, top: int, left: int) -> GridObject:
     """The object whose bounding box is shrunk to its non-background cells (there must be at least one)."""
-    rows = np.flatnonzero(pixels.any(axis=1))
-    cols = np.flatnonzero(pixels.any(axis=0))
+    rows, cols = pixels.any(axis=1), pixels.any(axis=0)
+    if rows[0] and rows[-1] and cols[0] and cols[-1]:  # already tight: the common case, no index search
+        return GridObject(pixels, top, left)
+    rows, cols = np.flatnonzero(rows), np.flatnonzero(cols)
     first_row, first_col = int(rows[0]), int(cols[0])
     return GridObject(
         pixels[first_row : rows[-1] + 1, first_col : cols[-1] + 1], top + first_row, left + first_col

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from vision_bench.tasks.grid import GridObject
@@ -33,7 +35,7 @@ def _solid_enough_to_empty(obj: GridObject) -> str | None:
 
 def empty_inside_pixels(obj: GridObject) -> GridObject:
     """Keep the contour cells: object cells with a 4-neighbour that is background or outside the box."""
-    return GridObject(np.where(contour_mask(obj.mask), obj.pixels, 0).astype(np.uint8), obj.top, obj.left)
+    return GridObject(obj.pixels * contour_mask(obj.mask), obj.top, obj.left)
 
 
 def _extended(obj: GridObject) -> np.ndarray:
@@ -55,10 +57,17 @@ def extend_contours_same_color(obj: GridObject) -> GridObject:
 def extend_contours_different_color(obj: GridObject) -> GridObject:
     """Like the same-color extension, but every new cell takes next(most frequent color)."""
     grown = _extended(obj)
-    color = next_color(most_frequent_color(obj.pixels))
-    for edge in (grown[0], grown[-1], grown[:, 0], grown[:, -1]):
-        edge[edge != 0] = color
+    grown[_border(*grown.shape) & (grown != 0)] = next_color(most_frequent_color(obj.pixels))
     return GridObject(grown, obj.top - 1, obj.left - 1)
+
+
+@lru_cache(maxsize=1024)
+def _border(height: int, width: int) -> np.ndarray:
+    """The one-cell border of a height x width box (read-only)."""
+    border = np.ones((height, width), dtype=bool)
+    border[1:-1, 1:-1] = False
+    border.setflags(write=False)
+    return border
 
 
 ENTRIES = (
