@@ -11,7 +11,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from vision_bench.errors import GridError
-from vision_bench.tasks.formats import PROJECT_COLUMNS, PUBLIC_COLUMNS, TaskFileError, read_tasks, write_parquet
+from vision_bench.tasks.formats import (
+    PROJECT_COLUMNS,
+    PUBLIC_COLUMNS,
+    TaskFileError,
+    read_tasks,
+    table_of,
+    write_parquet,
+    write_tables,
+)
 from vision_bench.tasks.generator import TaskSample, generate_split
 from vision_bench.tasks.studies import get_study
 
@@ -44,6 +52,19 @@ def test_small_row_groups_and_empty_files(samples: list[TaskSample], tmp_path: P
     assert read_tasks(tmp_path / "groups.parquet") == samples
     write_parquet([], tmp_path / "empty.parquet")
     assert read_tasks(tmp_path / "empty.parquet") == []
+
+
+def test_file_bytes_do_not_depend_on_how_rows_were_split_into_tables(
+        samples: list[TaskSample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("vision_bench.tasks.formats.ROW_GROUP", 10)
+    splits = {"one": [samples], "fives": [samples[i:i + 5] for i in range(0, 25, 5)],
+              "uneven": [samples[:3], samples[3:24], samples[24:]]}
+    for name, parts in splits.items():
+        assert write_tables((table_of(part) for part in parts), tmp_path / f"{name}.parquet") == len(samples)
+    write_parquet(samples, tmp_path / "samples.parquet")
+    assert pq.ParquetFile(tmp_path / "uneven.parquet").num_row_groups == 3
+    contents = {path.read_bytes() for path in tmp_path.iterdir()}
+    assert len(contents) == 1
 
 
 def test_a_failed_write_leaves_nothing_behind(samples: list[TaskSample], tmp_path: Path) -> None:

@@ -13,12 +13,13 @@ from scipy import ndimage
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError, InfeasibleConfigError
 from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.formats import read_tasks, write_parquet
+from vision_bench.tasks.formats import read_tasks, table_of, write_parquet, write_tables
 from vision_bench.tasks.generator import (
     CHUNK,
     TaskSample,
     generate_sample,
     generate_split,
+    map_split,
     owning_split,
     sample_rng,
 )
@@ -65,6 +66,14 @@ def test_two_workers_write_byte_identical_parquet(config: TaskConfig, train: lis
     write_parquet(train, tmp_path / "one.parquet")
     write_parquet(generate_split(config, "train", workers=2), tmp_path / "two.parquet")
     assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()
+
+
+def test_tables_built_in_two_workers_write_the_same_file(config: TaskConfig, train: list[TaskSample],
+                                                        tmp_path: Path) -> None:
+    """The `generate` command's path: workers turn their chunks into Arrow tables."""
+    write_parquet(train, tmp_path / "samples.parquet")
+    write_tables(map_split(config, "train", table_of, workers=2), tmp_path / "tables.parquet")
+    assert (tmp_path / "samples.parquet").read_bytes() == (tmp_path / "tables.parquet").read_bytes()
 
 
 def test_input_objects_never_touch_and_match_the_metadata(train: list[TaskSample]) -> None:

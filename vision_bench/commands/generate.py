@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench import __version__
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.config import SPLITS, TaskConfig
-    from vision_bench.tasks.formats import write_parquet
-    from vision_bench.tasks.generator import LIBRARY_SEED, iter_split
+    from vision_bench.tasks.formats import table_of, write_tables
+    from vision_bench.tasks.generator import LIBRARY_SEED, map_split
     from vision_bench.tasks.studies import get_study
 
     config = get_study(args.study) if args.study else TaskConfig.from_yaml(args.config)
@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for split in SPLITS:
             with tqdm(total=config.count(split), desc=split, unit="pair", disable=None) as bar:
-                write_parquet(iter_split(config, split, workers=args.workers, progress=bar.update), partial[split])
+                tables = map_split(config, split, table_of, workers=args.workers, progress=bar.update)
+                write_tables(tables, partial[split])
         for split in SPLITS:
             os.replace(partial[split], out / f"{split}.parquet")
     finally:

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from render.errors import UserError
 from render.grid import validate_grid
 from vision_bench.tasks.config import SPLITS
-from vision_bench.tasks.generator import TaskSample
+from vision_bench.tasks.generator import CHUNK, TaskSample
 from vision_bench.tasks.task_code import encode_task_code
 
 ROW_GROUP = 4096
@@ -49,7 +49,13 @@ class TaskFileError(UserError):
 
 
 def write_parquet(samples: Iterable[TaskSample], path: str | Path) -> int:
-    """Write samples to `path` in row groups of `ROW_GROUP`; returns the row count.
+    """Write samples to `path` in row groups of `ROW_GROUP`; returns the row count (see `write_tables`)."""
+    return write_tables(map(table_of, _batches(samples, CHUNK)), path)
+
+
+def write_tables(tables: Iterable[pa.Table], path: str | Path) -> int:
+    """Write tables made by `table_of` to `path` as one Parquet file in row groups of `ROW_GROUP` rows;
+    returns the row count. The bytes depend only on the rows, not on how they were split into tables.
 
     The file appears only when complete: rows go to a hidden temporary file next to `path`,
     which is renamed at the end (and removed if anything fails).
@@ -58,11 +64,20 @@ def write_parquet(samples: Iterable[TaskSample], path: str | Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     rows = 0
+    pending: list[pa.Table] = []
+    pending_rows = 0
     try:
         with pq.ParquetWriter(temporary, SCHEMA, compression="zstd") as writer:
-            for batch in _batches(samples, ROW_GROUP):
-                writer.write_table(_table(batch), row_group_size=ROW_GROUP)
-                rows += len(batch)
+            for table in tables:
+                pending.append(table)
+                pending_rows += table.num_rows
+                rows += table.num_rows
+                while pending_rows >= ROW_GROUP:
+                    combined = pa.concat_tables(pending)
+                    writer.write_table(combined.slice(0, ROW_GROUP).combine_chunks(), row_group_size=ROW_GROUP)
+                    pending, pending_rows = [combined.slice(ROW_GROUP)], pending_rows - ROW_GROUP
+            if pending_rows:
+                writer.write_table(pa.concat_tables(pending).combine_chunks(), row_group_size=ROW_GROUP)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
@@ -91,7 +106,8 @@ def _grid_lists(grids: list[np.ndarray]) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(grid_offsets), rows, type=_GRID)
 
 
-def _table(batch: list[TaskSample]) -> pa.Table:
+def table_of(batch: list[TaskSample]) -> pa.Table:
+    """Samples as rows of `SCHEMA` (module-level, so generation workers can build tables themselves)."""
     frame_counts = np.array([len(sample.frames) for sample in batch], dtype=np.int64)
     frames = _grid_lists([frame for sample in batch for frame in sample.frames])
     columns = {

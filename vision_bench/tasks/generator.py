@@ -28,9 +28,12 @@ import gc
 import hashlib
 import itertools
 import multiprocessing
+from multiprocessing.pool import AsyncResult
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -59,6 +62,7 @@ shapes whatever the colors, so the reference coloring decides these constraints 
 other constraints (fill_holes_same_color needs one color) are checked again on the painted object."""
 
 _LIBRARY = ObjectLibrary(LIBRARY_SEED)
+T = TypeVar("T")
 _OWNER_BOUNDS = list(itertools.accumulate(OWNER_WEIGHTS[split] for split in SPLITS))
 
 
@@ -473,36 +477,78 @@ def generate_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     return plan.sample(sample_rng(plan.config.seed, split, index), index)
 
 
-def _generate_range(job: tuple[TaskConfig, str, int, int]) -> list[TaskSample]:
-    config, split, start, stop = job
-    return [generate_sample(config, split, index) for index in range(start, stop)]
+def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T]]) -> T:
+    config, split, start, stop, function = job
+    with _collector_paused():
+        return function([generate_sample(config, split, index) for index in range(start, stop)])
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a while (restored after). Generating a chunk makes tens of
+    thousands of short-lived objects, all freed by reference counting, yet their count alone triggers
+    collections that rescan every long-lived cache: about a tenth of the time, for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSample]], T], start: int = 0,
+              stop: int | None = None, workers: int = 1,
+              progress: Callable[[int], object] | None = None) -> Iterator[T]:
+    """`function(chunk)` for consecutive chunks of `CHUNK` samples of start..stop-1 (stop defaults to the
+    split's count), in order, computed by `workers` processes: this one and `workers - 1` helpers.
+
+    Running `function` where the samples are made keeps the traffic small: only what `function`
+    returns travels (for example an Arrow table instead of thousands of sample objects). `function`
+    must be picklable (a module-level function). This process takes a chunk itself whenever the
+    next result it needs is not ready, so no core waits. Helpers are forked where the platform allows,
+    so they start with this process's object library and caches; its objects are frozen out of the
+    garbage collector's reach meanwhile (`gc.freeze`), so that neither side rescans them and shared
+    memory pages stay shared. `progress`, if given, is called with the number of samples just finished.
+    """
+    stop = config.count(split) if stop is None else stop
+    _plan(config, split)
+    jobs = [(config, split, first, min(first + CHUNK, stop), function) for first in range(start, stop, CHUNK)]
+    results = _run_jobs(jobs, workers) if workers > 1 and len(jobs) > 1 else map(_generate_range, jobs)
+    for job, result in zip(jobs, results):
+        yield result
+        if progress is not None:
+            progress(job[3] - job[2])
+
+
+def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
+    """The results of `_generate_range` over `jobs`, in order, from `workers - 1` helper processes and this one."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    window = 2 * (workers - 1)
+    slots: dict[int, AsyncResult | list[object]] = {}
+    upcoming = 0
+    gc.freeze()
+    try:
+        with multiprocessing.get_context(method).Pool(workers - 1) as pool:
+            for wanted in range(len(jobs)):
+                while upcoming < len(jobs) and sum(isinstance(slot, AsyncResult) for slot in slots.values()) < window:
+                    slots[upcoming] = pool.apply_async(_generate_range, (jobs[upcoming],))
+                    upcoming += 1
+                while upcoming < len(jobs) and isinstance(slots[wanted], AsyncResult) and not slots[wanted].ready():
+                    slots[upcoming] = [_generate_range(jobs[upcoming])]
+                    upcoming += 1
+                slot = slots.pop(wanted)
+                yield slot[0] if isinstance(slot, list) else slot.get()
+    finally:
+        gc.unfreeze()
 
 
 def iter_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
                progress: Callable[[int], object] | None = None) -> Iterator[TaskSample]:
-    """Samples start..stop-1 of `split` in order (stop defaults to the split's count), on `workers` processes.
-
-    Workers are forked where the platform allows, so they start with the parent's object library
-    and caches (frozen out of their garbage collector's reach, to keep shared memory pages shared).
-    `progress`, if given, is called with the number of samples just finished.
-    """
-    stop = config.count(split) if stop is None else stop
-    if stop <= start:
-        return
-    _plan(config, split)
-    if workers <= 1 or stop - start <= CHUNK:
-        for index in range(start, stop):
-            yield generate_sample(config, split, index)
-            if progress is not None:
-                progress(1)
-        return
-    jobs = [(config, split, first, min(first + CHUNK, stop)) for first in range(start, stop, CHUNK)]
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Pool(workers, initializer=gc.freeze) as pool:
-        for chunk in pool.imap(_generate_range, jobs):
-            yield from chunk
-            if progress is not None:
-                progress(len(chunk))
+    """Samples start..stop-1 of `split` in order (stop defaults to the split's count), on `workers`
+    processes (see `map_split`)."""
+    for chunk in map_split(config, split, list, start, stop, workers, progress):
+        yield from chunk
 
 
 def generate_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Literal, get_args
 
@@ -26,6 +26,7 @@ from render.grid import GridError, validate_grid
 from vision_bench.errors import InfeasibleConfigError
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations import enclosed_holes
+from vision_bench.tasks.transformations.cells import count_components
 
 Symmetry = Literal["horizontal", "vertical", "diagonal", "anti_diagonal", "point"]
 ColorPattern = Literal["uniform", "row_stripes", "column_stripes", "diagonal_stripes", "top_bottom", "left_right",
@@ -42,7 +43,6 @@ MAX_OBJECT_SIDE = 15
 ALL_COLORS = tuple(range(1, 10))
 
 _CROSS = ndimage.generate_binary_structure(2, 1)
-_SQUARE = ndimage.generate_binary_structure(2, 2)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class ObjectProperties:
         return bool(self.symmetries)
 
     def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "symmetries": list(self.symmetries)}
+        return {field.name: getattr(self, field.name) for field in fields(self)} | {"symmetries": list(self.symmetries)}
 
 
 def object_properties(pixels: object) -> ObjectProperties:
@@ -111,9 +111,9 @@ def _symmetries(array: np.ndarray) -> tuple[str, ...]:
 
 
 def _connectivity(mask: np.ndarray) -> int | str:
-    if ndimage.label(mask, structure=_CROSS)[1] == 1:
+    if count_components(mask, 4) == 1:
         return 4
-    if ndimage.label(mask, structure=_SQUARE)[1] == 1:
+    if count_components(mask, 8) == 1:
         return 8
     return "distance"
 
@@ -457,7 +457,7 @@ def _blocks(rng: random.Random, height: int, width: int) -> np.ndarray | None:
         block_h, block_w = rng.randint(1, min(3, height)), rng.randint(1, min(3, width))
         top, left = rng.randint(0, height - block_h), rng.randint(0, width - block_w)
         mask[top : top + block_h, left : left + block_w] = True
-    return mask if ndimage.label(mask, structure=_SQUARE)[1] == n_blocks else None
+    return mask if count_components(mask, 8) == n_blocks else None
 
 
 def _painted(rng: random.Random, mask: np.ndarray | None) -> np.ndarray | None:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
-from scipy import ndimage
 
 from vision_bench.tasks.grid import GridObject
 
 NEXT_COLOR = np.array([0, 2, 3, 4, 5, 6, 7, 8, 9, 1], dtype=np.uint8)
 """Lookup table: `NEXT_COLOR[c] == c % 9 + 1` for object colors 1-9; background 0 stays 0."""
 
-_FOUR_CONNECTED = ndimage.generate_binary_structure(2, 1)
-_EIGHT_CONNECTED = ndimage.generate_binary_structure(2, 2)
 _N_COLORS = 10
 
 
@@ -58,8 +56,8 @@ _HOLES_LIMIT = 100_000
 def _holes(mask: np.ndarray) -> np.ndarray:
     if mask.shape[0] < 3 or mask.shape[1] < 3 or mask[1:-1, 1:-1].all():
         return np.zeros(mask.shape, dtype=bool)
-    labels, count = ndimage.label(~mask, structure=_FOUR_CONNECTED)
-    open_region = np.zeros(count + 1, dtype=bool)
+    count, labels = component_labels(~mask, 4)
+    open_region = np.zeros(count, dtype=bool)
     open_region[0] = True
     for border in (labels[0], labels[-1], labels[:, 0], labels[:, -1]):
         open_region[border] = True
@@ -72,7 +70,19 @@ def has_holes(mask: np.ndarray) -> bool:
 
 def is_one_piece(mask: np.ndarray) -> bool:
     """Whether the object's cells form a single 8-connected component."""
-    return ndimage.label(mask, structure=_EIGHT_CONNECTED)[1] == 1
+    return count_components(mask, 8) == 1
+
+
+def component_labels(mask: np.ndarray, connectivity: int) -> tuple[int, np.ndarray]:
+    """(components + 1, labels): connected components of the true cells of a boolean mask, labelled 1..n
+    (0 = false cells), by 4- or 8-connectivity. OpenCV: several times faster than scipy on small masks."""
+    image = np.ascontiguousarray(mask, dtype=bool).view(np.uint8)
+    return cv2.connectedComponents(image, connectivity=connectivity, ltype=cv2.CV_16U)
+
+
+def count_components(mask: np.ndarray, connectivity: int) -> int:
+    """How many connected components the true cells of a boolean mask form (4- or 8-connectivity)."""
+    return component_labels(mask, connectivity)[0] - 1
 
 
 def contour_mask(mask: np.ndarray) -> np.ndarray:
