@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.formats import table_of, write_tables
-    from vision_bench.tasks.generator import LIBRARY_SEED, map_split
+    from vision_bench.tasks.generator import map_split
+    from vision_bench.tasks.planning import LIBRARY_SEED
     from vision_bench.tasks.studies import get_study
 
     config = get_study(args.study) if args.study else TaskConfig.from_yaml(args.config)

@@ -19,7 +19,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from vision_bench.config_files import read_yaml, validate_mapping
-from vision_bench.errors import ConfigError
 
 VALIDATION_SPLITS = ("val_id", "val_ood")
 SELECTION_METRICS = {"loss": "lower", "mse": "lower", "grid_accuracy": "higher"}
