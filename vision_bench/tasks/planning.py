@@ -52,7 +52,7 @@ def placement_shape(index: int) -> PlacementShape:
 
 class _Reference:
     """A template in its reference coloring (labels as colors) after some steps, with the keys under which
-    constraint verdicts about it are cached: its cells for color constraints, its mask for shape ones."""
+    constraint verdicts about it are cached: its mask for shape constraints, its cells for the others."""
 
     __slots__ = ("obj", "_cells_key", "_shape_key")
 
@@ -61,28 +61,37 @@ class _Reference:
         self._cells_key: tuple[tuple[int, ...], bytes] | None = None
         self._shape_key: tuple[tuple[int, ...], bytes] | None = None
 
-    def verdict_key(self, step: Transformation) -> tuple[str, tuple[int, ...], bytes]:
-        if step.name in SHAPE_CONSTRAINTS:
+    def verdict_key(self, shape_only: bool) -> tuple[tuple[int, ...], bytes]:
+        if shape_only:
             if self._shape_key is None:
                 self._shape_key = (self.obj.pixels.shape, (self.obj.pixels != 0).tobytes())
-            return (step.name, *self._shape_key)
+            return self._shape_key
         if self._cells_key is None:
             self._cells_key = (self.obj.pixels.shape, self.obj.pixels.tobytes())
-        return (step.name, *self._cells_key)
+        return self._cells_key
 
 
 _AFTER: dict[tuple[tuple[str, ...], int], _Reference | None] = {}
 _AFTER_LIMIT = 200_000
-_VERDICTS: dict[tuple[str, tuple[int, ...], bytes], bool] = {}
+_VERDICTS: dict[str, dict[tuple[tuple[int, ...], bytes], bool]] = {}
+"""Per transformation, its verdicts by what its constraint reads (see `_Reference.verdict_key`)."""
 
 
-def _accepts(step: Transformation, reference: _Reference) -> bool:
-    """`step.accepts(reference.obj)`, cached by what the constraint reads: the shape, or the cells for color constraints."""
-    key = reference.verdict_key(step)
-    found = _VERDICTS.get(key)
-    if found is None:
-        found = _VERDICTS[key] = step.accepts(reference.obj)
-    return found
+def _verdicts(step: Transformation, references: list[_Reference | None]) -> list[bool]:
+    """`step.accepts(reference.obj)` for each reference (False for None), cached in `_VERDICTS`."""
+    shape_only = step.name in SHAPE_CONSTRAINTS
+    cache = _VERDICTS.setdefault(step.name, {})
+    verdicts = []
+    for reference in references:
+        if reference is None:
+            verdicts.append(False)
+            continue
+        key = reference.verdict_key(shape_only)
+        verdict = cache.get(key)
+        if verdict is None:
+            verdict = cache[key] = step.accepts(reference.obj)
+        verdicts.append(verdict)
+    return verdicts
 
 
 def _after(prefix: tuple[str, ...], index: int) -> _Reference | None:
@@ -96,7 +105,7 @@ def _after(prefix: tuple[str, ...], index: int) -> _Reference | None:
             found = _Reference(GridObject(LIBRARY.labels[index], 0, 0))
         else:
             before, step = _after(prefix[:-1], index), TRANSFORMATIONS[prefix[-1]]
-            found = _Reference(step.transform(before.obj)) if before is not None and _accepts(step, before) else None
+            found = _Reference(step.transform(before.obj)) if _verdicts(step, [before])[0] else None
         _AFTER[key] = found
     return found  # type: ignore[return-value]
 
@@ -207,8 +216,7 @@ class Plan:
                 found = np.arange(len(self.pools[number].templates))
             else:
                 step = TRANSFORMATIONS[prefix[-1]]
-                found = np.flatnonzero([reference is not None and _accepts(step, reference)
-                                        for reference in self._references(prefix[:-1], number)])
+                found = np.flatnonzero(_verdicts(step, self._references(prefix[:-1], number)))
             self.survivors[prefix, number] = found
         return found
 
