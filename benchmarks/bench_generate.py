@@ -21,12 +21,13 @@ Measured in one run, each on its own index range of the train split:
 Warm rows are the best of `--repeats` rounds (the rounds take turns, so machine noise hits all rows
 alike); CPU seconds per pair count this process and its workers.
 
-Run: python benchmarks/bench_generate.py [--pairs 5000] [--warmup 20000] [--repeats 3] [--config FILE]
+Run: python benchmarks/bench_generate.py [--pairs 5000] [--warmup 20000] [--repeats 5] [--config FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing
 import os
 import resource
@@ -50,7 +51,9 @@ def _cpu() -> float:
 
 
 def _timed(run: Run, start: int, stop: int) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process and its finished children) of run(start, stop)."""
+    """(wall seconds, CPU seconds of this process and its finished children) of run(start, stop), started
+    after a full garbage collection so that no run pays for the previous one's objects."""
+    gc.collect()
     cpu_before, wall_before = _cpu(), time.perf_counter()
     run(start, stop)
     return time.perf_counter() - wall_before, _cpu() - cpu_before
@@ -66,7 +69,7 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=REPO / "configs" / "reference_generation.yaml")
     parser.add_argument("--pairs", type=int, default=5000, help="pairs per measured run")
     parser.add_argument("--warmup", type=int, default=20000, help="pairs generated to fill the caches")
-    parser.add_argument("--repeats", type=int, default=3, help="rounds of the warm measurements (best is kept)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of the warm measurements (best is kept)")
     args = parser.parse_args()
     config = TaskConfig.from_yaml(args.config)
     n = args.pairs

@@ -108,7 +108,6 @@ class DrawnObject:
     template: PlacementShape
     colors: list[int]
     path: list[GridObject]
-    masks: list[np.ndarray]
     extent: tuple[int, int, int, int]
 
 
@@ -188,7 +187,7 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
         index = chosen[int(uniform() * len(chosen))]
         pixels, painted = LIBRARY.paint(index, rng, colors)
         obj = GridObject(pixels, 0, 0)
-        path, masks = [obj], [pixels != 0]
+        path = [obj]
         top, left, bottom, right = 0, 0, pixels.shape[0], pixels.shape[1]
         for step, verify in zip(sequence.steps, sequence.verify):
             if verify and not step.accepts(obj):
@@ -196,13 +195,12 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
                 break
             obj = step.transform(obj)
             path.append(obj)
-            mask = obj.pixels != 0
-            masks.append(mask)
+            rows, cols = obj.pixels.shape
             top, left = min(top, obj.top), min(left, obj.left)
-            bottom, right = max(bottom, obj.top + mask.shape[0]), max(right, obj.left + mask.shape[1])
+            bottom, right = max(bottom, obj.top + rows), max(right, obj.left + cols)
         else:
             if bottom - top <= height and right - left <= width:
-                return DrawnObject(index, placement_shape(index), painted, path, masks, (top, left, bottom, right))
+                return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
     if rejected_by is not None:
         return f"no drawn object met the constraints of {rejected_by.name} ({rejected_by.constraints})"
     return f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid"

@@ -98,8 +98,8 @@ class Canvas:
         if not occupied:
             return low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
         filled_bits = obj.template.bits(stride)[0]
-        later = [(frame, moved.top, moved.left, mask) for frame, moved, mask in zip(self.frames[1:], obj.path[1:],
-                                                                                   obj.masks[1:])]
+        later = [(frame, moved.top, moved.left, moved.pixels != 0) for frame, moved in zip(self.frames[1:],
+                                                                                          obj.path[1:])]
         for _ in range(PLACEMENT_TRIES):
             top, left = low_top + int(uniform() * span_top), low_left + int(uniform() * span_left)
             if occupied & (filled_bits << ((top + 1) * stride + left + 1)):
@@ -126,9 +126,12 @@ class Canvas:
     def paint(self, obj: DrawnObject, anchor: tuple[int, int]) -> None:
         top, left = anchor
         self.occupied |= obj.template.bits(self.stride)[1] << (top * self.stride + left)
-        for frame, moved, mask in zip(self.frames, obj.path, obj.masks):
+        for frame, moved in zip(self.frames, obj.path):
             row, col = top + moved.top, left + moved.left
-            np.copyto(frame[row : row + mask.shape[0], col : col + mask.shape[1]], moved.pixels, where=mask)
+            # The free-anchor checks keep every frame's cells under the object empty, and its pixels are 0
+            # off the object, so OR-ing its box paints exactly its cells (faster than copying where masked).
+            region = frame[row : row + moved.pixels.shape[0], col : col + moved.pixels.shape[1]]
+            np.bitwise_or(region, moved.pixels, out=region)
 
 
 def collisions(area: np.ndarray, mask: np.ndarray) -> np.ndarray:
