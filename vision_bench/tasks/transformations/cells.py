@@ -44,7 +44,7 @@ def enclosed_holes(mask: np.ndarray) -> np.ndarray:
     if found is None:
         if len(_HOLES) >= _HOLES_LIMIT:
             _HOLES.clear()
-        found = _HOLES[key] = _holes(mask)
+        found = _HOLES[key] = holes_of(mask)
         found.setflags(write=False)
     return found
 
@@ -53,7 +53,8 @@ _HOLES: dict[tuple[tuple[int, ...], bytes], np.ndarray] = {}
 _HOLES_LIMIT = 100_000
 
 
-def _holes(mask: np.ndarray) -> np.ndarray:
+def holes_of(mask: np.ndarray) -> np.ndarray:
+    """`enclosed_holes` computed afresh (writable; not remembered)."""
     if mask.shape[0] < 3 or mask.shape[1] < 3 or mask[1:-1, 1:-1].all():
         return np.zeros(mask.shape, dtype=bool)
     count, labels = component_labels(~mask, 4)
