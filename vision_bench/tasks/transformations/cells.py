@@ -66,7 +66,7 @@ def holes_of(mask: np.ndarray) -> np.ndarray:
 
 
 def has_holes(mask: np.ndarray) -> bool:
-    return bool(enclosed_holes(mask).any())
+    return np.count_nonzero(enclosed_holes(mask)) > 0
 
 
 def is_one_piece(mask: np.ndarray) -> bool:

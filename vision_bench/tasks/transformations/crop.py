@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import Transformation
 from vision_bench.tasks.transformations.cells import trimmed
@@ -31,7 +33,7 @@ def _crop(name: str, description: str, window: Window, rows: bool, cols: bool) -
             return f"it has {obj.height} rows"
         if cols and obj.width < MIN_SIDE:
             return f"it has {obj.width} columns"
-        if not obj.pixels[window(obj.height, obj.width)].any():
+        if not np.count_nonzero(obj.pixels[window(obj.height, obj.width)]):
             return "cropping would leave no cell"
         return None
 
