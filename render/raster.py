@@ -306,30 +306,55 @@ def color_indices(grids: np.ndarray, n_tables: int) -> np.ndarray:
     return labels
 
 
+BLOCK = 16
+"""Images drawn together by `_draw`: a block's intermediate arrays (under 0.5 MiB) stay in the core's
+cache and are reused from block to block, which makes large batches 5-10% faster than one pass
+(small batches are drawn in one pass: filling a preallocated output costs them as much)."""
+
+
 def _draw(grids: np.ndarray, place: Placement, tables: np.ndarray) -> np.ndarray:
     """Expand cells to pixels: (n, h, w) uint8 grids and (1 or n, 11, 3) color tables -> (n, H, W, 3).
 
     Colors are packed as 32-bit words so that the column expansion moves 4-byte items, one OpenCV
     call unpacks them to RGB while the image is still only h + 2 rows tall, and the final row
-    expansion copies whole pixel rows.
+    expansion copies whole pixel rows (into the output, block by block, for large batches).
     """
-    n, h, w = grids.shape
+    n = len(grids)
     packed = np.zeros((*tables.shape[:2], 4), dtype=np.uint8)
     packed[..., :3] = tables
-    words = packed.view(np.uint32)[..., 0].ravel()
-    (row_values, row_lengths), (col_values, col_lengths) = place.row_runs, place.col_runs
-    if place.plain and len(tables) == 1:
-        cells = np.take(words, grids)
-    else:
-        cells = np.take(words, color_indices(grids, len(tables)))
-        cells = cells[:, :h, :w] if place.plain else np.take(cells, col_values, axis=2)
-    wide = np.repeat(cells, col_lengths, axis=2)
-    rows, width = wide.shape[1], wide.shape[2]
-    rgb = cv2.cvtColor(wide.view(np.uint8).reshape(n * rows, width, 4), cv2.COLOR_RGBA2RGB)
-    rgb = rgb.reshape(n, rows, width * 3)
-    if not place.plain:
-        rgb = np.take(rgb, row_values, axis=1)
-    return np.repeat(rgb, row_lengths, axis=1).reshape(n, -1, width, 3)
+    words = packed.view(np.uint32)[..., 0]
+    height, width = len(place.rows), len(place.cols)
+    if n <= BLOCK:
+        return np.take(_unpacked(grids, place, words), place.rows, axis=1, mode="clip").reshape(n, height, width, 3)
+    out = np.empty((n, height, width * 3), dtype=np.uint8)
+    buffer = None
+    for start in range(0, n, BLOCK):
+        block = grids[start : start + BLOCK]
+        rgb = _unpacked(block, place, words if len(tables) == 1 else words[start : start + len(block)], buffer)
+        buffer = rgb if buffer is None else buffer
+        # mode="clip" skips the bounds-check buffering that `out` would otherwise get (the rows are valid)
+        np.take(rgb, place.rows, axis=1, out=out[start : start + len(block)], mode="clip")
+    return out.reshape(n, height, width, 3)
+
+
+def _unpacked(grids: np.ndarray, place: Placement, words: np.ndarray, buffer: np.ndarray | None = None) -> np.ndarray:
+    """Every label row of the grids at full width as RGB bytes (n, rows, W * 3), in `buffer` if given
+    (one at least as large, from an earlier call); `words`: packed colors, (1 or n, 11)."""
+    wide = np.repeat(_cell_words(grids, place, words), place.col_runs[1], axis=2)
+    n, rows, width = wide.shape
+    dst = None if buffer is None else buffer.reshape(-1)[: n * rows * width * 3].reshape(n * rows, width, 3)
+    rgb = cv2.cvtColor(wide.view(np.uint8).reshape(n * rows, width, 4), cv2.COLOR_RGBA2RGB, dst=dst)
+    return rgb.reshape(n, rows, width * 3)
+
+
+def _cell_words(grids: np.ndarray, place: Placement, words: np.ndarray) -> np.ndarray:
+    """The packed color of every cell (n, rows, cols): the grid's cells only when the placement is plain,
+    else with the margin and gridline rows and the placement's columns; `words` (1 or n, 11)."""
+    h, w = grids.shape[1:]
+    if place.plain and len(words) == 1:
+        return np.take(words[0], grids)
+    cells = np.take(words.ravel(), color_indices(grids, len(words)))
+    return cells[:, :h, :w] if place.plain else np.take(cells, place.col_runs[0], axis=2)
 
 
 def _draw_each(grids: np.ndarray, places: list[Placement], tables: np.ndarray) -> np.ndarray:
