@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 from pathlib import Path
@@ -66,6 +67,14 @@ def test_two_workers_write_byte_identical_parquet(config: TaskConfig, train: lis
     write_parquet(train, tmp_path / "one.parquet")
     write_parquet(generate_split(config, "train", workers=2), tmp_path / "two.parquet")
     assert (tmp_path / "one.parquet").read_bytes() == (tmp_path / "two.parquet").read_bytes()
+
+
+def test_three_workers_and_this_process_share_chunks_in_order(config: TaskConfig) -> None:
+    alone = generate_split(config, "train", 0, 5 * CHUNK + 7)
+    done: list[int] = []
+    shared = generate_split(config, "train", 0, 5 * CHUNK + 7, workers=3, progress=done.append)
+    assert shared == alone and sum(done) == len(alone) and len(done) == 6
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_tables_built_in_two_workers_write_the_same_file(config: TaskConfig, train: list[TaskSample],

@@ -262,7 +262,9 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
     window = 2 * (workers - 1)
     slots: dict[int, AsyncResult | list[object]] = {}
     upcoming = 0
-    gc.freeze()
+    freezing = gc.get_freeze_count() == 0  # a caller's own freeze is left as it is
+    if freezing:
+        gc.freeze()
     try:
         with multiprocessing.get_context(method).Pool(workers - 1) as pool:
             for wanted in range(len(jobs)):
@@ -275,7 +277,8 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
                 slot = slots.pop(wanted)
                 yield slot[0] if isinstance(slot, list) else slot.get()
     finally:
-        gc.unfreeze()
+        if freezing:
+            gc.unfreeze()
 
 
 def iter_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
