@@ -77,6 +77,14 @@ def test_three_workers_and_this_process_share_chunks_in_order(config: TaskConfig
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
+def test_an_empty_split_is_empty_even_when_its_overrides_could_not_be_met() -> None:
+    config = TaskConfig.from_dict({**MIXED, "samples": {"train": 3, "val_ood": 0},
+                                   "splits": {"val_ood": {"object_filter": {"min_cells": 5000}}}})
+    assert generate_split(config, "val_ood") == [] and generate_split(config, "train", 2, 2) == []
+    with pytest.raises(InfeasibleConfigError):
+        generate_split(config, "val_ood", 0, 1)
+
+
 def test_tables_built_in_two_workers_write_the_same_file(config: TaskConfig, train: list[TaskSample],
                                                         tmp_path: Path) -> None:
     """The `generate` command's path: workers turn their chunks into Arrow tables."""

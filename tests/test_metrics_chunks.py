@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import torch
 
-from vision_bench.metrics.chunks import map_chunks, scratch
+from vision_bench.metrics.chunks import map_chunks, release_scratch, scratch
 
 
 def test_map_chunks_covers_the_batch_in_order_with_one_or_two_threads() -> None:
@@ -39,3 +39,9 @@ def test_scratch_buffers_are_per_thread() -> None:
     worker.start()
     worker.join()
     assert not np.shares_memory(here, found[0])
+
+
+def test_released_scratch_buffers_are_not_reused() -> None:
+    before = scratch("test_released", (16,), np.float32)
+    release_scratch()
+    assert not np.shares_memory(before, scratch("test_released", (16,), np.float32))

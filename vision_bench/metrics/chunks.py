@@ -43,3 +43,8 @@ def scratch(name: str, shape: tuple[int, ...], dtype: np.dtype | type) -> np.nda
     if found is None or found.size < size:
         found = buffers[name] = np.empty(size, dtype=np.uint8)
     return found[:size].view(dtype).reshape(shape)
+
+
+def release_scratch() -> None:
+    """Free this thread's scratch buffers (a kernel's caller does, once its chunks are done)."""
+    _BUFFERS.__dict__.pop("buffers", None)

@@ -247,6 +247,8 @@ def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSampl
     memory pages stay shared. `progress`, if given, is called with the number of samples just finished.
     """
     stop = config.count(split) if stop is None else stop
+    if stop <= start:
+        return
     plan_for(config, split)
     jobs = [(config, split, first, min(first + CHUNK, stop), function) for first in range(start, stop, CHUNK)]
     results = _run_jobs(jobs, workers) if workers > 1 and len(jobs) > 1 else map(_generate_range, jobs)

@@ -30,6 +30,9 @@ from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation
 LIBRARY_SEED = 0
 LIBRARY = ObjectLibrary(LIBRARY_SEED)
 SEQUENCE_REDRAWS = 200
+REFERENCE_LISTS = 64
+"""Reference lists a plan keeps (one per step prefix and filter; depth-2 sequences need 29 per filter):
+a bound on memory for deep sequences, whose prefixes are many."""
 SHAPE_CONSTRAINTS = frozenset({
     "crop_top_side", "crop_bottom_side", "crop_left_side", "crop_right_side", "crop_contours",
     "fill_holes_different_color", "empty_inside_pixels",
@@ -224,6 +227,8 @@ class Plan:
         """The templates of pool `number` after `prefix` in their reference coloring (see `_after`; cached)."""
         found = self.references.get((prefix, number))
         if found is None:
+            if len(self.references) >= REFERENCE_LISTS:
+                self.references.clear()
             found = self.references[prefix, number] = [_after(prefix, i)
                                                        for i in self.pools[number].templates.tolist()]
         return found
