@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-val", type=_count, metavar="N", help="samples in val_id and in val_ood")
     parser.add_argument("--n-test", type=_count, metavar="N", help="samples in test_id and in test_ood")
     parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (overrides the config's)")
-    parser.add_argument("--workers", type=_workers, default=1, metavar="W", help="worker processes (default 1)")
+    parser.add_argument("--workers", type=_workers, default=1, metavar="W", help="processes generating in parallel, this one included (default 1)")
     parser.add_argument("--force", action="store_true", help="replace a dataset already in --out")
 
 
