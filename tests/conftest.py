@@ -1,6 +1,7 @@
 """Shared test set-up: offline timm / Hugging Face, and the optional shared ARC data."""
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +21,15 @@ def arc_dir() -> Path:
     if not ARC_DIR.is_dir():
         pytest.skip("ARC tasks not found at ../shared/data/arc-agi/training")
     return ARC_DIR
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread during a test: the tiny test models gain nothing from a second one, and the
+    suite shares the machine (modules that train opt in with `pytest.mark.usefixtures`)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -287,3 +287,6 @@ def test_cli_generate_reports_user_errors(tmp_path: Path, capsys: pytest.Capture
     assert main(["generate", "--config", str(infeasible), "--out", str(tmp_path / "y")]) == 2
     assert "cannot fit" in capsys.readouterr().err
     assert list((tmp_path / "y").iterdir()) == []
+    assert main(["generate", "--config", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "z")]) == 2
+    assert "missing.yaml does not exist; pass the path of a YAML file" in capsys.readouterr().err
+    assert not (tmp_path / "z").exists()

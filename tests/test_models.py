@@ -24,13 +24,7 @@ from vision_bench.models.vit import TokenDecoder
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """These tiny models run as fast on one thread, and extra threads spin-wait when the machine is busy."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # The COGITAO-RGB palette (white background), as RenderSpec.colors() gives it.

@@ -57,10 +57,9 @@ def clean_cases(draw: st.DrawFn) -> tuple[np.ndarray, RenderSpec, int]:
     return grid, RenderSpec(**fields), draw(st.integers(0, 10**6))
 
 
-@settings(max_examples=150, deadline=None)
-@given(clean_cases())
-def test_decode_is_exact_on_clean_renders_with_cells_of_two_pixels(case: tuple[np.ndarray, RenderSpec, int]) -> None:
-    grid, spec, seed = case
+def rendered_with_cells_of(grid: np.ndarray, spec: RenderSpec, seed: int, pixels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The render of `grid` and its visible cells; hypothesis skips the case unless some cell is visible and
+    every visible cell spans at least `pixels` output pixels each way (or the spec cannot draw the grid)."""
     try:
         image = render(grid, spec, seed=seed)
     except SpecError:
@@ -68,7 +67,15 @@ def test_decode_is_exact_on_clean_renders_with_cells_of_two_pixels(case: tuple[n
     place = placement(grid.shape, spec, seed)
     runs = [np.bincount(labels[labels < n], minlength=n) for labels, n in ((place.rows, grid.shape[0]), (place.cols, grid.shape[1]))]
     visible = (runs[0] > 0)[:, None] & (runs[1] > 0)[None, :]
-    assume(visible.any() and min(r[r > 0].min() for r in runs) >= 2 * spec.antialias)
+    assume(visible.any() and min(r[r > 0].min() for r in runs) >= pixels * spec.antialias)
+    return image, visible
+
+
+@settings(max_examples=150, deadline=None)
+@given(clean_cases())
+def test_decode_is_exact_on_clean_renders_with_cells_of_two_pixels(case: tuple[np.ndarray, RenderSpec, int]) -> None:
+    grid, spec, seed = case
+    image, visible = rendered_with_cells_of(grid, spec, seed, 2)
     decoded = decode(image, spec, grid.shape, seed=seed)
     assert np.array_equal(decoded[visible], grid[visible])
     assert (decoded[~visible] == 0).all()
@@ -104,14 +111,7 @@ def blurred_cases(draw: st.DrawFn) -> tuple[np.ndarray, RenderSpec, int]:
 @given(blurred_cases())
 def test_decode_is_exact_under_moderate_blur_with_cells_of_four_pixels(case: tuple[np.ndarray, RenderSpec, int]) -> None:
     grid, spec, seed = case
-    try:
-        image = render(grid, spec, seed=seed)
-    except SpecError:
-        assume(False)
-    place = placement(grid.shape, spec, seed)
-    runs = [np.bincount(labels[labels < n], minlength=n) for labels, n in ((place.rows, grid.shape[0]), (place.cols, grid.shape[1]))]
-    visible = (runs[0] > 0)[:, None] & (runs[1] > 0)[None, :]
-    assume(visible.any() and min(r[r > 0].min() for r in runs) >= 4 * spec.antialias)
+    image, visible = rendered_with_cells_of(grid, spec, seed, 4)
     assert np.array_equal(decode(image, spec, grid.shape, seed=seed)[visible], grid[visible])
 
 

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -26,13 +25,7 @@ CONFIG = {
 }
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """The tiny test models gain nothing from a second thread, and the suite shares the machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def records(run_dir: Path, kind: str) -> list[dict]:

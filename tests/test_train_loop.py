@@ -26,13 +26,7 @@ SIZE = 32
 N_VAL = 4
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """The tiny test models gain nothing from a second thread, and the suite shares the machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def make_config(model_name: str = "unet:test_resnet", **sections: dict) -> TrainConfig:

@@ -32,7 +32,9 @@ def validate_mapping(
 
 
 def read_yaml(path: Path) -> Any:
-    """The parsed YAML document at `path`; bad syntax raises `ConfigError` naming the file."""
+    """The parsed YAML document at `path`; a missing file or bad syntax raises `ConfigError` naming the file."""
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist; pass the path of a YAML file")
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:

@@ -146,8 +146,6 @@ class BenchConfig(_Section):
     @classmethod
     def from_yaml(cls, path: str | Path) -> BenchConfig:
         path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"bench config {path} does not exist; pass the path of a YAML file")
         config = cls.from_dict(read_yaml(path), source=str(path))
         experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})

@@ -7,7 +7,6 @@ none of them reads run folders, so each can be tested on a hand-made input.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from vision_bench.data.atomic import atomic_output
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,8 @@ def save_figure(figure: Figure, path: Path) -> Path:
     """Save as PNG through a temporary file so a crash never leaves a truncated image."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.stem}.tmp.png")
-    figure.savefig(temporary, format="png")
-    os.replace(temporary, path)
+    with atomic_output(path) as temporary:
+        figure.savefig(temporary, format="png")
     return path
 
 

@@ -7,13 +7,13 @@ composed with numpy and Pillow (a few milliseconds each; an evaluation draws man
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
 
 COLUMNS = ("input", "target", "prediction", "error |pred - target|")
@@ -105,9 +105,8 @@ def save_png(image: Image.Image, path: Path) -> Path:
     """Save as PNG through a temporary file so a crash never leaves a truncated image."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.stem}.tmp.png")
-    image.save(temporary, format="PNG")
-    os.replace(temporary, path)
+    with atomic_output(path) as temporary:
+        image.save(temporary, format="PNG")
     return path
 
 
