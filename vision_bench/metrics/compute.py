@@ -60,6 +60,7 @@ def compute_metrics(
         specs = [METRICS[name] for name in names]
         for spec in specs:
             check_computable(spec, inputs)
+    inputs.statistics = frozenset(spec.statistic for spec in specs if spec.statistic is not None)
     if any(spec.name == "lpips" for spec in specs):
         inputs.lpips = _resolve_lpips(lpips, inputs.pred_images.device)
     values = {spec.name: spec.function(inputs) for spec in specs}

@@ -83,16 +83,15 @@ def differs(images: Array, reference: Array, tolerance: float = PIXEL_TOLERANCE)
     return (abs(images - reference) > tolerance).any(1)
 
 
-def _chunk_sums(pred: Array, target: Array, input: Array | None, background: Array | None,
-                foreground: Array | None, tolerance: float) -> list[Array]:
-    """[total, (fg sum, fg count), (changed sum, changed count)] for one chunk.
+def error_sums(squared: Array, target: Array, input: Array | None, background: Array | None,
+               foreground: Array | None, tolerance: float) -> list[Array]:
+    """[total, (fg sum, fg count), (changed sum, changed count)] for one chunk, from its squared
+    errors (pred - target)^2 (B, 3, H, W).
 
     Written with operators and positional axes only, so numpy arrays (CPU threads) and torch
     tensors (other devices) run the same code.
     """
-    errors = pred - target
-    errors *= errors
-    errors = errors[:, 0] + errors[:, 1] + errors[:, 2]  # 2x faster in numpy than .sum(1)
+    errors = squared[:, 0] + squared[:, 1] + squared[:, 2]  # 2x faster in numpy than .sum(1)
     count = errors.shape[0]
     sums = [errors.reshape(count, -1).sum(1)]
     if foreground is None and background is not None and input is not None:
@@ -103,6 +102,49 @@ def _chunk_sums(pred: Array, target: Array, input: Array | None, background: Arr
     for mask in masks:
         sums += [(errors * mask).reshape(count, -1).sum(1), mask.reshape(count, -1).sum(1)]
     return sums
+
+
+@dataclass(frozen=True)
+class PixelBatch:
+    """The tensors of one `pixel_errors` call, checked: images (B, 3, H, W), `background`
+    expanded to (B, 3, 1, 1) and `foreground` a (B, H, W) bool mask, each None when not given."""
+
+    pred: torch.Tensor
+    target: torch.Tensor
+    input: torch.Tensor | None
+    background: torch.Tensor | None
+    foreground: torch.Tensor | None
+
+    @classmethod
+    def checked(cls, pred: torch.Tensor, target: torch.Tensor, input: torch.Tensor | None,
+                background: torch.Tensor | None, foreground_mask: torch.Tensor | None) -> PixelBatch:
+        pred, target = matching_images(pred, target, ("pred", "target"), check_range=False)
+        if input is not None:
+            input, _ = matching_images(input, target, ("input", "target"), check_range=False)
+        batch, _, height, width = target.shape
+        if foreground_mask is not None:
+            if foreground_mask.shape != (batch, height, width):
+                raise MetricInputError(f"foreground_mask: expected shape {(batch, height, width)}, got {tuple(foreground_mask.shape)}")
+            foreground_mask = foreground_mask.to(target.device, torch.bool)
+        if background is not None:
+            background = background.to(target.device, target.dtype).expand(batch, 3, 1, 1)
+        return cls(pred, target, input, background, foreground_mask)
+
+    def tensors(self) -> list[torch.Tensor | None]:
+        return [self.pred, self.target, self.input, self.background, self.foreground]
+
+    def arrays(self) -> list[np.ndarray | None]:
+        """The (CPU) tensors as numpy arrays, in field order."""
+        return [None if t is None else t.detach().numpy() for t in self.tensors()]
+
+    def errors(self, columns: list[torch.Tensor]) -> PixelErrors:
+        """`PixelErrors` from the per-sample columns of `error_sums`, concatenated over chunks."""
+        has_foreground = self.foreground is not None or (self.background is not None and self.input is not None)
+        rest = iter(columns[1:])
+        foreground = (next(rest), next(rest)) if has_foreground else None
+        changed = (next(rest), next(rest)) if self.input is not None else None
+        height, width = self.target.shape[-2:]
+        return PixelErrors(pixels=height * width, total=columns[0], foreground=foreground, changed=changed)
 
 
 def pixel_errors(
@@ -120,31 +162,25 @@ def pixel_errors(
     ((B, 3, 1, 1) colors), unless `foreground_mask` (B, H, W) gives them; changed pixels are
     those where the target differs from the input.
     """
-    pred, target = matching_images(pred, target, ("pred", "target"), check_range=False)
-    if input is not None:
-        input, _ = matching_images(input, target, ("input", "target"), check_range=False)
-    batch, _, height, width = target.shape
-    if foreground_mask is not None:
-        if foreground_mask.shape != (batch, height, width):
-            raise MetricInputError(f"foreground_mask: expected shape {(batch, height, width)}, got {tuple(foreground_mask.shape)}")
-        foreground_mask = foreground_mask.to(target.device, torch.bool)
-    if background is not None:
-        background = background.to(target.device, target.dtype).expand(batch, 3, 1, 1)
-    tensors = [pred, target, input, background, foreground_mask]
-    if target.device.type == "cpu":
-        arrays = [None if t is None else t.detach().numpy() for t in tensors]
-        parts = map_chunks(lambda part: _chunk_sums(*(None if a is None else a[part] for a in arrays), tolerance),
-                           batch, CPU_CHUNK)
-        columns = [torch.from_numpy(np.concatenate(column)) for column in zip(*parts)]
+    batch = PixelBatch.checked(pred, target, input, background, foreground_mask)
+    size = batch.target.shape[0]
+    if batch.target.device.type == "cpu":
+        pred_array, *others = batch.arrays()
+
+        def kernel(part: slice) -> list[np.ndarray]:
+            target_part, *rest = (None if a is None else a[part] for a in others)
+            squared = pred_array[part] - target_part
+            squared *= squared
+            return error_sums(squared, target_part, *rest, tolerance)
+
+        columns = [torch.from_numpy(np.concatenate(column)) for column in zip(*map_chunks(kernel, size, CPU_CHUNK))]
     else:
-        parts = [_chunk_sums(*(None if t is None else t[start:start + DEVICE_CHUNK] for t in tensors), tolerance)
-                 for start in range(0, batch, DEVICE_CHUNK)]
+        parts = []
+        for start in range(0, size, DEVICE_CHUNK):
+            pred_part, target_part, *rest = (None if t is None else t[start:start + DEVICE_CHUNK] for t in batch.tensors())
+            parts.append(error_sums((pred_part - target_part) ** 2, target_part, *rest, tolerance))
         columns = [torch.cat(column) for column in zip(*parts)]
-    has_foreground = foreground_mask is not None or (background is not None and input is not None)
-    rest = iter(columns[1:])
-    foreground = (next(rest), next(rest)) if has_foreground else None
-    changed = (next(rest), next(rest)) if input is not None else None
-    return PixelErrors(pixels=height * width, total=columns[0], foreground=foreground, changed=changed)
+    return batch.errors(columns)
 
 
 def mse(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

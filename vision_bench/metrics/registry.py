@@ -13,13 +13,13 @@ from typing import Literal
 
 import torch
 
-from vision_bench.metrics import grids, objects, perceptual, pixel
+from vision_bench.metrics import grids, image_pass, objects, perceptual, pixel
 from vision_bench.metrics.inputs import MetricInputError
-from vision_bench.metrics.ssim import ssim
 from vision_bench.registry import Registry
 
 Direction = Literal["higher", "lower"]
 GapKind = Literal["difference", "log_ratio"]
+Statistic = Literal["pixel_errors", "ssim"]
 
 
 @dataclass
@@ -37,6 +37,7 @@ class MetricInputs:
     id_sequences: Sequence[Sequence[str]] | None = None
     lpips: perceptual.LpipsLoad | None = None
     tolerance: float = pixel.PIXEL_TOLERANCE
+    statistics: frozenset[Statistic] = frozenset()
     status: dict[str, str] = field(default_factory=dict)
 
     def available(self) -> set[str]:
@@ -47,19 +48,31 @@ class MetricInputs:
         return present
 
     @cached_property
-    def pixel_errors(self) -> pixel.PixelErrors:
-        """Every pixel-metric sum, from one pass over the batch."""
-        return pixel.pixel_errors(
+    def image_statistics(self) -> image_pass.ImageStatistics:
+        """The shared image statistics the requested metrics read (`statistics`), from one pass over the batch."""
+        return image_pass.image_statistics(
             self.pred_images, self.target_images, self.input_images,
             background=self.background, foreground_mask=self.foreground_mask, tolerance=self.tolerance,
+            pixels="pixel_errors" in self.statistics, ssim="ssim" in self.statistics,
         )
+
+    @property
+    def pixel_errors(self) -> pixel.PixelErrors:
+        """Every pixel-metric sum."""
+        return self.image_statistics.pixel_errors
+
+    @property
+    def ssim(self) -> torch.Tensor:
+        """SSIM per sample."""
+        return self.image_statistics.ssim
 
 
 @dataclass(frozen=True)
 class MetricSpec:
     """A registered metric. `needs`: `MetricInputs` fields it reads; `percent`: aggregates report
     the mean x100; `cap`: aggregates clip values to this bound first; `gap`: how the ID/OOD
-    generalization gap is formed (None: no gap, e.g. an OOD-only metric)."""
+    generalization gap is formed (None: no gap, e.g. an OOD-only metric); `statistic`: the shared
+    batch statistic it reads, which `compute_metrics` computes once for all metrics that read it."""
 
     name: str
     direction: Direction
@@ -69,6 +82,7 @@ class MetricSpec:
     percent: bool = False
     cap: float | None = None
     gap: GapKind | None = None
+    statistic: Statistic | None = None
 
 
 METRICS: Registry[MetricSpec] = Registry("metric")
@@ -108,19 +122,22 @@ def _stubbornness(inputs: MetricInputs) -> torch.Tensor:
 
 for _spec in (
     MetricSpec("mse", "lower", "mean squared error over the 3 x H x W values in [0, 1]",
-               lambda i: i.pixel_errors.mse, IMAGES, gap="log_ratio"),
+               lambda i: i.pixel_errors.mse, IMAGES, gap="log_ratio", statistic="pixel_errors"),
     MetricSpec("mse_sum", "lower", "squared error summed over the 3 x H x W values of each image (SVIB)",
-               lambda i: i.pixel_errors.mse_sum, IMAGES, gap="log_ratio"),
+               lambda i: i.pixel_errors.mse_sum, IMAGES, gap="log_ratio", statistic="pixel_errors"),
     MetricSpec("psnr", "higher", f"peak signal-to-noise ratio in dB, data range 1 (aggregates cap +inf at {pixel.PSNR_CAP_DB:g})",
-               lambda i: i.pixel_errors.psnr, IMAGES, cap=pixel.PSNR_CAP_DB, gap="difference"),
+               lambda i: i.pixel_errors.psnr, IMAGES, cap=pixel.PSNR_CAP_DB, gap="difference",
+               statistic="pixel_errors"),
     MetricSpec("ssim", "higher", "structural similarity, Gaussian window 11, sigma 1.5, averaged over channels",
-               lambda i: ssim(i.pred_images, i.target_images), IMAGES, gap="difference"),
+               lambda i: i.ssim, IMAGES, gap="difference", statistic="ssim"),
     MetricSpec("lpips", "lower", "LPIPS v0.1, AlexNet backbone by default; NaN when its weights are absent",
                _lpips, IMAGES, gap="log_ratio"),
     MetricSpec("fg_mse", "lower", "MSE over pixels where the target or the input is not background",
-               lambda i: i.pixel_errors.fg_mse, (*IMAGES, "foreground"), gap="log_ratio"),
+               lambda i: i.pixel_errors.fg_mse, (*IMAGES, "foreground"), gap="log_ratio",
+               statistic="pixel_errors"),
     MetricSpec("changed_mse", "lower", "MSE over pixels where the target differs from the input",
-               lambda i: i.pixel_errors.changed_mse, (*IMAGES, "input_images"), gap="log_ratio"),
+               lambda i: i.pixel_errors.changed_mse, (*IMAGES, "input_images"), gap="log_ratio",
+               statistic="pixel_errors"),
     MetricSpec("grid_accuracy", "higher", "exact match of the decoded grid (GA), percent",
                lambda i: grids.grid_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
     MetricSpec("pixel_accuracy", "higher", "share of grid cells decoded correctly (PPA), percent",

@@ -1,0 +1,66 @@
+"""The one-pass CPU computation of SSIM and the pixel sums gives what the separate functions give."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from vision_bench.metrics import compute_metrics
+from vision_bench.metrics.image_pass import image_statistics
+from vision_bench.metrics.pixel import pixel_errors
+from vision_bench.metrics.ssim import ssim
+
+
+def grid_like_batch(batch: int, size: int, dtype: torch.dtype, seed: int) -> tuple[torch.Tensor, ...]:
+    """(pred, target, input): blocky palette-like images, the prediction with a little noise."""
+    generator = torch.Generator().manual_seed(seed)
+    cells = torch.randint(0, 3, (3, batch, 1, size // 4, size // 4), generator=generator).to(dtype) / 2
+    pred, target, inputs = cells.repeat_interleave(4, -1).repeat_interleave(4, -2).expand(-1, -1, 3, -1, -1).clone()
+    pred = (pred + 0.03 * torch.randn(pred.shape, generator=generator, dtype=dtype)).clamp(0, 1)
+    return pred, target, inputs
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("extras", ["none", "input", "input_background", "mask"])
+def test_one_pass_equals_the_separate_functions_bit_for_bit(threads: int, dtype: torch.dtype, extras: str) -> None:
+    pred, target, inputs = grid_like_batch(7, 24, dtype, seed=3)
+    options: dict = {}
+    if extras != "none":
+        options["input"] = inputs
+    if extras == "input_background":
+        options["background"] = torch.ones(7, 3, 1, 1, dtype=dtype)
+    if extras == "mask":
+        options["foreground_mask"] = target[:, 0] > 0
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        fused = image_statistics(pred, target, **options)
+        separate = pixel_errors(pred, target, **options)
+        alone = ssim(pred, target)
+    finally:
+        torch.set_num_threads(previous)
+    torch.testing.assert_close(fused.ssim, alone, atol=0, rtol=0)
+    assert fused.pixel_errors.pixels == separate.pixels
+    torch.testing.assert_close(fused.pixel_errors.total, separate.total, atol=0, rtol=0)
+    for name in ("foreground", "changed"):
+        ours, theirs = getattr(fused.pixel_errors, name), getattr(separate, name)
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            torch.testing.assert_close(list(ours), list(theirs), atol=0, rtol=0)
+
+
+def test_compute_metrics_reads_one_pass_for_ssim_and_the_pixel_metrics() -> None:
+    pred, target, inputs = grid_like_batch(5, 16, torch.float32, seed=4)
+    together = compute_metrics(pred, target, inputs, background_rgb=(0, 0, 0),
+                               names=["ssim", "mse", "psnr", "fg_mse", "changed_mse"])
+    for name in together:
+        alone = compute_metrics(pred, target, inputs, background_rgb=(0, 0, 0), names=[name])
+        torch.testing.assert_close(together[name], alone[name], atol=0, rtol=0, equal_nan=True)
+
+
+def test_only_what_is_asked_for_is_computed() -> None:
+    pred, target, _ = grid_like_batch(2, 16, torch.float32, seed=5)
+    assert image_statistics(pred, target, ssim=False).ssim is None
+    assert image_statistics(pred, target, pixels=False).pixel_errors is None
+
