@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vision_bench.metrics import compute_metrics
+from vision_bench.metrics import MetricInputError, compute_metrics
 from vision_bench.metrics.image_pass import image_statistics
 from vision_bench.metrics.pixel import pixel_errors
 from vision_bench.metrics.ssim import ssim
@@ -64,3 +64,25 @@ def test_only_what_is_asked_for_is_computed() -> None:
     assert image_statistics(pred, target, ssim=False).ssim is None
     assert image_statistics(pred, target, pixels=False).pixel_errors is None
 
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("batch", "value", "message"), [
+    ("pred_images", 1.5, r"pred_images: values span \[0, 1.5\]"),
+    ("target_images", float("nan"), "target_images: values span"),
+    ("input_images", -0.25, r"input_images: values span \[-0.25, 1\]"),
+])
+def test_the_one_pass_checks_every_image_batch_range(threads: int, batch: str, value: float, message: str) -> None:
+    """A bad value in the last chunk is found, and the error names the batch it is in."""
+    pred, target, inputs = grid_like_batch(9, 16, torch.float32, seed=6)
+    images = {"pred_images": pred, "target_images": target, "input_images": inputs}
+    images[batch][-1, 1, 3, 4] = value
+    images[batch][0, 0, 0, 0], images[batch][0, 0, 0, 1] = 0.0, 1.0
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with pytest.raises(MetricInputError, match=message):
+            compute_metrics(images["pred_images"], images["target_images"], images["input_images"],
+                            names=["ssim", "mse", "changed_mse"])
+    finally:
+        torch.set_num_threads(previous)

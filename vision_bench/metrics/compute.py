@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import torch
 
-from vision_bench.metrics.inputs import as_grids, background_colors, matching_images
+from vision_bench.metrics.inputs import as_grids, as_images, background_colors, matching_images
 from vision_bench.metrics.perceptual import DEFAULT_NET, OK, LpipsLoad, load_lpips
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE
 from vision_bench.metrics.registry import METRICS, MetricInputs, check_computable, missing_inputs
@@ -60,7 +60,11 @@ def compute_metrics(
         specs = [METRICS[name] for name in names]
         for spec in specs:
             check_computable(spec, inputs)
-    inputs.statistics = frozenset(spec.statistic for spec in specs if spec.statistic is not None)
+    statistics = {spec.statistic for spec in specs if spec.statistic is not None}
+    if statistics:
+        inputs.compute_image_statistics(statistics)  # first: it also checks the images' value range
+    else:
+        _check_ranges(inputs)
     if any(spec.name == "lpips" for spec in specs):
         inputs.lpips = _resolve_lpips(lpips, inputs.pred_images.device)
     values = {spec.name: spec.function(inputs) for spec in specs}
@@ -79,12 +83,14 @@ def _inputs(
     id_sequences: Iterable[Sequence[str]] | None,
     tolerance: float,
 ) -> MetricInputs:
-    """The arguments checked once: images range-checked and shape-matched, grids as long tensors."""
+    """The arguments checked once: images shape-matched (their value range is checked when the
+    metrics are known), grids as long tensors."""
     if pred_images is not None and target_images is not None:
-        pred_images, target_images = matching_images(pred_images, target_images, ("pred_images", "target_images"))
+        pred_images, target_images = matching_images(pred_images, target_images, ("pred_images", "target_images"),
+                                                     check_range=False)
     if input_images is not None:
         reference = target_images if target_images is not None else input_images
-        input_images, _ = matching_images(input_images, reference, ("input_images", "target_images"))
+        input_images, _ = matching_images(input_images, reference, ("input_images", "target_images"), check_range=False)
     batch_images = target_images if target_images is not None else pred_images
     background = None
     if background_rgb is not None and batch_images is not None:
@@ -103,6 +109,14 @@ def _inputs(
         id_sequences=None if id_sequences is None else [tuple(s) for s in id_sequences],
         tolerance=tolerance,
     )
+
+
+def _check_ranges(inputs: MetricInputs) -> None:
+    """Every image batch given lies in [0, 1] (when no shared image pass checks it)."""
+    for name in ("pred_images", "target_images", "input_images"):
+        images = getattr(inputs, name)
+        if images is not None:
+            as_images(images, name)
 
 
 def _resolve_lpips(lpips: torch.nn.Module | str | None, device: torch.device) -> LpipsLoad:

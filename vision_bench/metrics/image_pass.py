@@ -17,6 +17,7 @@ import torch
 
 from vision_bench.metrics import ssim as ssim_module
 from vision_bench.metrics.chunks import map_chunks
+from vision_bench.metrics.inputs import as_images, check_value_range
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE, PixelBatch, PixelErrors, error_sums, pixel_errors
 
 
@@ -39,9 +40,19 @@ def image_statistics(
     tolerance: float = PIXEL_TOLERANCE,
     pixels: bool = True,
     ssim: bool = True,
+    check_range: bool = False,
+    names: tuple[str, str, str] = ("pred", "target", "input"),
 ) -> ImageStatistics:
-    """`pixel_errors(...)` if `pixels` and `ssim(pred, target)` if `ssim`, in one pass on CPU."""
+    """`pixel_errors(...)` if `pixels` and `ssim(pred, target)` if `ssim`, in one pass on CPU.
+
+    `check_range`: also require the images to lie in [0, 1] (`MetricInputError` naming the batch by
+    `names` otherwise), checked in the same pass on CPU while each chunk is in cache.
+    """
     if not (pixels and ssim and target.device.type == "cpu"):
+        if check_range:
+            for images, name in zip((pred, target, input), names):
+                if images is not None:
+                    as_images(images, name)
         return ImageStatistics(
             pixel_errors(pred, target, input, background=background, foreground_mask=foreground_mask,
                          tolerance=tolerance) if pixels else None,
@@ -51,13 +62,18 @@ def image_statistics(
     batch = PixelBatch.checked(pred, target, input, background, foreground_mask)
     pred_array, target_array, *others = batch.arrays()
     taps = ssim_module.gaussian_window(dtype=pred.dtype).numpy()
+    images = [pred_array, target_array, others[0]] if check_range else []
 
-    def kernel(part: slice) -> tuple[list[np.ndarray], np.ndarray]:
+    def kernel(part: slice) -> tuple[list[np.ndarray], np.ndarray, list[tuple[float, float]]]:
+        ranges = [(float(a[part].min()), float(a[part].max())) for a in images if a is not None]
         target_part = target_array[part]
         maps = ssim_module.difference_maps(pred_array[part], target_part, 1.0)
         sums = error_sums(maps[3], target_part, *(None if a is None else a[part] for a in others), tolerance)
-        return sums, ssim_module.ssim_of_maps(maps, taps, 1.0)
+        return sums, ssim_module.ssim_of_maps(maps, taps, 1.0), ranges
 
     parts = map_chunks(kernel, target.shape[0], ssim_module.CPU_CHUNK)
-    columns = [torch.from_numpy(np.concatenate(column)) for column in zip(*(sums for sums, _ in parts))]
-    return ImageStatistics(batch.errors(columns), torch.from_numpy(np.concatenate([values for _, values in parts])))
+    for name, chunk_ranges in zip(names, zip(*(ranges for _, _, ranges in parts))):
+        lows, highs = np.array(chunk_ranges).T  # numpy's min and max keep a NaN, Python's may drop it
+        check_value_range(float(lows.min()), float(highs.max()), name)
+    columns = [torch.from_numpy(np.concatenate(column)) for column in zip(*(sums for sums, _, _ in parts))]
+    return ImageStatistics(batch.errors(columns), torch.from_numpy(np.concatenate([values for _, values, _ in parts])))

@@ -37,14 +37,17 @@ def as_images(images: torch.Tensor, name: str, *, check_range: bool = True) -> t
         return images.float() / 255.0
     if not images.is_floating_point():
         raise MetricInputError(f"{name}: expected float in [0, 1] or uint8, got {images.dtype}")
-    if not check_range:
-        return images
-    low, high = (float(v) for v in torch.aminmax(images))
+    if check_range:
+        check_value_range(*(float(v) for v in torch.aminmax(images)), name)
+    return images
+
+
+def check_value_range(low: float, high: float, name: str) -> None:
+    """Raise unless values spanning [low, high] lie in [0, 1] (within `RANGE_SLACK`) and are finite."""
     if low < -RANGE_SLACK or high > 1 + RANGE_SLACK or not np.isfinite(low + high):
         raise MetricInputError(
             f"{name}: values span [{low:.4g}, {high:.4g}]; images must lie in [0, 1] (clamp model outputs)"
         )
-    return images
 
 
 def matching_images(

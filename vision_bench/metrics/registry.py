@@ -6,9 +6,8 @@ the pixel-error sums computed once and shared) and returns one value per sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Literal
 
 import torch
@@ -37,7 +36,7 @@ class MetricInputs:
     id_sequences: Sequence[Sequence[str]] | None = None
     lpips: perceptual.LpipsLoad | None = None
     tolerance: float = pixel.PIXEL_TOLERANCE
-    statistics: frozenset[Statistic] = frozenset()
+    image_statistics: image_pass.ImageStatistics | None = None
     status: dict[str, str] = field(default_factory=dict)
 
     def available(self) -> set[str]:
@@ -47,13 +46,14 @@ class MetricInputs:
             present.add("foreground")
         return present
 
-    @cached_property
-    def image_statistics(self) -> image_pass.ImageStatistics:
-        """The shared image statistics the requested metrics read (`statistics`), from one pass over the batch."""
-        return image_pass.image_statistics(
+    def compute_image_statistics(self, statistics: Collection[Statistic]) -> None:
+        """The shared image `statistics` the requested metrics read, from one pass over the batch
+        that also checks that the images lie in [0, 1]."""
+        self.image_statistics = image_pass.image_statistics(
             self.pred_images, self.target_images, self.input_images,
             background=self.background, foreground_mask=self.foreground_mask, tolerance=self.tolerance,
-            pixels="pixel_errors" in self.statistics, ssim="ssim" in self.statistics,
+            pixels="pixel_errors" in statistics, ssim="ssim" in statistics,
+            check_range=True, names=("pred_images", "target_images", "input_images"),
         )
 
     @property
