@@ -6,7 +6,14 @@ side runs all image metrics of `compute_metrics` (MSE, MSE sum, PSNR, SSIM, fore
 MSE; LPIPS only when its weights are present, timed separately) and, on the grids behind the
 images, all grid metrics. Times are the best of `--repeats` runs; the ratio is baseline / batched.
 
+LPIPS (when its weights are present) is timed on the evaluation's workload: five predictors scored
+against the same targets, batch by batch (two models, copy_input, mean_target: one image for every
+sample, and the ground truth: identical to the target). The baseline is the official `lpips`
+module's forward on every pair; the other side is `LpipsScorer`, which passes each target batch
+through the network once, skips identical pairs and passes a repeated image once.
+
     python benchmarks/bench_metrics.py [--pairs 1000] [--size 128] [--repeats 3] [--threads N]
+                                       [--lpips-targets 512] [--lpips-batch 64]
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import torch
 from skimage.metrics import structural_similarity
 
 from vision_bench.errors import TransformationError
-from vision_bench.metrics import compute_metrics, lpips_status
+from vision_bench.metrics import LpipsScorer, compute_metrics, load_lpips
 from vision_bench.tasks.transformations import apply_sequence
 
 PALETTE = np.array(
@@ -110,6 +117,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (also the CPU workers of the metrics)")
+    parser.add_argument("--lpips-targets", type=int, default=512, help="targets of the LPIPS workload")
+    parser.add_argument("--lpips-batch", type=int, default=64, help="evaluation batch size of the LPIPS workload")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(1)
@@ -155,13 +164,51 @@ def main() -> None:
         wall, cpu = times[key]
         speed = f"{loop / wall:9.1f}x" if key != "grids" else f"{wall / args.pairs * 1e3:6.2f} ms/pair"
         print(f"{label:42}{wall:8.3f}{cpu:8.3f} {speed}")
-    status = lpips_status()
-    if status == "ok":
-        wall, cpu = best_times({"lpips": lambda: compute_metrics(pred_images, target_images, names=["lpips"])}, 1)["lpips"]
-        print(f"{'LPIPS (alex)':42}{wall:8.3f}{cpu:8.3f}")
-    else:
-        print(f"LPIPS: {status}")
+    lpips_workload(args, input_images, target_images, pred_images, rng)
 
+
+def lpips_workload(args: argparse.Namespace, inputs: torch.Tensor, targets: torch.Tensor, preds: torch.Tensor,
+                   rng: np.random.Generator) -> None:
+    """The official module's forward on every (predictor, target) pair vs `LpipsScorer`, side by side."""
+    load = load_lpips("alex")
+    if load.module is None:
+        print(f"LPIPS: {load.status}")
+        return
+    module, count = load.module.module, min(args.lpips_targets, len(targets))
+    targets, inputs = targets[:count], inputs[:count]
+    predictors = {
+        "model_a": preds[:count],
+        "model_b": render(make_grids(count, seed=2)[2], args.size, rng, noise=0.02),
+        "copy_input": inputs,
+        "mean_target": targets.mean(0, keepdim=True).expand(count, -1, -1, -1).contiguous(),
+        "ground_truth": targets.clone(),
+    }
+    batches = [slice(start, start + args.lpips_batch) for start in range(0, count, args.lpips_batch)]
+
+    def official() -> dict[str, torch.Tensor]:
+        with torch.no_grad():
+            return {name: torch.cat([module(pred[b] * 2 - 1, targets[b] * 2 - 1).reshape(-1) for b in batches])
+                    for name, pred in predictors.items()}
+
+    def scorer() -> dict[str, torch.Tensor]:
+        fast = LpipsScorer(module)
+        parts: dict[str, list[torch.Tensor]] = {name: [] for name in predictors}
+        for b in batches:
+            target = targets[b]  # one tensor per batch, as an evaluation scores every predictor against it
+            for name, pred in predictors.items():
+                parts[name].append(fast(pred[b], target))
+        return {name: torch.cat(values) for name, values in parts.items()}
+
+    expected, values = official(), scorer()
+    worst = max(float((expected[name] - values[name]).abs().max()) for name in predictors)
+    times = best_times({"official": official, "scorer": scorer}, args.repeats)
+    pairs = count * len(predictors)
+    print(f"LPIPS-alex, {len(predictors)} predictors x {count} targets = {pairs} pairs, batch {args.lpips_batch}; "
+          f"max |scorer - official| {worst:.1e}")
+    for key, label in (("official", "official lpips forward, every pair"), ("scorer", "LpipsScorer")):
+        wall, cpu = times[key]
+        print(f"{label:42}{wall:8.3f}{cpu:8.3f}{pairs / wall:9.0f} pairs/s")
+    print(f"{'speed-up (official / scorer)':42}{times['official'][0] / times['scorer'][0]:25.2f}x")
 
 if __name__ == "__main__":
     main()

@@ -1,11 +1,20 @@
-"""Shared test set-up: offline timm / Hugging Face, and the optional shared ARC data."""
+"""Shared test set-up: offline timm / Hugging Face / LPIPS, an empty weights folder and torch cache
+(so a developer's own files never change a result), and the optional shared data."""
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+# The weights folder as the user has it (README's test command fills it with `vision-bench weights
+# get lpips`): only the tests that check LPIPS against its published values read it.
+USER_WEIGHTS_DIR = Path(os.environ.get("VISION_BENCH_WEIGHTS") or "~/.cache/vision-bench/weights").expanduser()
+_ISOLATED = tempfile.mkdtemp(prefix="vision-bench-tests-")
+os.environ["VISION_BENCH_WEIGHTS"] = os.path.join(_ISOLATED, "weights")
+os.environ["TORCH_HOME"] = os.path.join(_ISOLATED, "torch")
+os.environ["VISION_BENCH_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # One torch thread per test process: tiny models gain nothing from more, and on a busy
@@ -21,6 +30,16 @@ def arc_dir() -> Path:
     if not ARC_DIR.is_dir():
         pytest.skip("ARC tasks not found at ../shared/data/arc-agi/training")
     return ARC_DIR
+
+
+@pytest.fixture(scope="session")
+def user_lpips_weights() -> Path:
+    """The user's weights folder holding LPIPS-alex and LPIPS-vgg (`vision-bench weights get lpips
+    --net all`); tests using it skip when they are absent."""
+    lpips_dir = USER_WEIGHTS_DIR / "lpips"
+    if not all((lpips_dir / f"{net}.safetensors").is_file() for net in ("alex", "vgg")):
+        pytest.skip(f"LPIPS weights not found in {lpips_dir}; run `vision-bench weights get lpips --net all`")
+    return USER_WEIGHTS_DIR
 
 
 @pytest.fixture

@@ -166,7 +166,7 @@ def test_fg_mse_does_not_see_an_object_added_on_the_background(study) -> None:
 def test_lpips_without_weights_is_reported_unavailable(study) -> None:
     assert np.isnan(_mean(study, "move_object", "lpips"))
     message = study.status["lpips"]
-    assert message.startswith("unavailable") and "alexnet-owt-7be5be79.pth" in message
+    assert message.startswith("unavailable") and "vision-bench weights get lpips --net alex" in message
     assert any(line.startswith("lpips: unavailable") for line in findings(study))
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+
 NAME = "bench"
 HELP = "train and evaluate a matrix of models x experiments x seeds and write a report (resumable)"
 
@@ -17,11 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", type=Path, metavar="CONFIG", help="bench config (YAML); see configs/bench_smoke.yaml")
     parser.add_argument("--out", type=Path, required=True, help="output folder (re-use it to resume)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    add_lpips_arguments(parser, net=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from vision_bench.bench import run_bench, summary_table
 
+    prepare_lpips("alex", args.offline)
     result = run_bench(args.config, args.out, progress=not args.no_progress)
     print(summary_table(result))
     print(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+
 NAME = "compare-metrics"
 HELP = "which metric should I trust: metrics on controlled perturbations, and rank agreement on a run"
 
@@ -25,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=32, help="number of targets (default 32)")
     parser.add_argument("--spec", type=Path, default=None,
                         help="render spec YAML for generated targets (default: the default spec)")
-    parser.add_argument("--lpips-net", default="alex", choices=("alex", "vgg", "squeeze"), help="LPIPS backbone")
+    add_lpips_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the perturbations' random choices")
 
 
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         spec = RenderSpec.from_yaml(args.spec) if args.spec is not None else RenderSpec()
         targets = study_targets(args.study or DEFAULT_STUDY, args.n, args.split)
+    prepare_lpips(args.lpips_net, args.offline)
     result = run_compare_metrics(args.out, targets=targets, spec=spec, run=args.run, lpips=args.lpips_net,
                                  seed=args.seed)
     if result.study is not None:

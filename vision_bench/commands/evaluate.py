@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+
 NAME = "evaluate"
 HELP = "evaluate a training run (and the copy_input / mean_target / oracle baselines) on the test splits"
 SUMMARY_METRICS = ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips")
@@ -33,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default 64)")
     parser.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cpu, cuda, cuda:1, ...")
     parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
-    parser.add_argument("--lpips-net", default="alex", choices=("alex", "vgg", "squeeze"), help="LPIPS backbone")
+    parser.add_argument("--save-predictions", action="store_true",
+                        help="also write every predicted image as OUT/predictions/PREDICTOR/SPLIT/<index>_pred.png "
+                        "(`vision-bench score` pairs them with an export split's <index>_target.png)")
+    add_lpips_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -44,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_size < 1 or args.sheet_samples < 1 or (args.n_test is not None and args.n_test < 1):
         raise ConfigError("--batch-size, --sheet-samples and --n-test must be positive integers")
+    prepare_lpips(args.lpips_net, args.offline)
     result = evaluate_run(
         args.run_dir, checkpoint=args.checkpoint, splits=args.splits, data=args.data, n_test=args.n_test,
         baselines=args.baselines, out_dir=args.out, device=args.device, batch_size=args.batch_size,
         lpips=args.lpips_net, sheet_samples=args.sheet_samples, progress=not args.no_progress,
+        save_predictions=args.save_predictions,
     )
     metrics = result.metrics
     entries = {metrics["model"]: metrics["splits"], **{n: e["splits"] for n, e in metrics["baselines"].items()}}

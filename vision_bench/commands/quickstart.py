@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+
 NAME = "quickstart"
 HELP = (
     "train a timm CNN and a timm ViT on a small EnvGen-style study at 128x128, evaluate them ID and OOD "
@@ -15,12 +17,14 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="quickstart", help="output folder (default: ./quickstart); reruns resume")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_lpips_arguments(parser, net=False)
 
 
 def run(args: argparse.Namespace) -> int:
     from vision_bench.quickstart import run_quickstart
 
     start = time.perf_counter()
+    prepare_lpips("alex", args.offline)
     result, table = run_quickstart(args.out, progress=not args.quiet)
     print(table)
     print(f"\nreport: {result.report_md}\n        {result.report_html}")

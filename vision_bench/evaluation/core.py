@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from vision_bench.evaluation.sheets import SheetRow, to_uint8_image
 from vision_bench.metrics import METRICS, MeanSem, MetricValues, compute_metrics, decode_predictions, mean_sem
+from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.tasks.grid import extract_objects
 
 RANKING_METRICS = ("grid_accuracy", "mse")
@@ -115,61 +116,89 @@ class Extremes:
         return best, worst
 
 
+@dataclass
+class _Scores:
+    """What one predictor has accumulated on one split."""
+
+    per_metric: dict[str, list[torch.Tensor]]
+    status: dict[str, str]
+    extremes: Extremes
+
+
 @torch.no_grad()
 def evaluate_split(
-    model: torch.nn.Module,
+    models: Mapping[str, torch.nn.Module],
     dataset: Dataset,
     *,
     split: str,
     spec: Any,
     device: torch.device,
     batch_size: int = 64,
-    lpips: torch.nn.Module | str | None = None,
+    lpips: torch.nn.Module | LpipsScorer | str | None = None,
     id_sequences: Sequence[Sequence[str]] | None = None,
     sheet_samples: int = 4,
     progress: bool = False,
-) -> SplitEvaluation:
-    """Every metric on every sample of `dataset` for `model.predict`; see the module docstring."""
+    save_predictions: Callable[[str, Sequence[int], torch.Tensor], None] | None = None,
+) -> dict[str, SplitEvaluation]:
+    """Every metric on every sample of `dataset` for each of `models` (name -> `predict`-able module).
+
+    The split is read once: each batch is scored for every predictor in turn, so its sample
+    columns are computed once and LPIPS passes each target through its network once.
+    `save_predictions(name, sample indices, images)` receives every batch of predictions.
+    """
     from vision_bench.data.collate import collate
     from vision_bench.data.device import to_device_batch
 
-    model.eval()
+    for model in models.values():
+        model.eval()
+    perceptual = resolve_lpips(lpips, device)  # once per split
     loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, collate_fn=collate)
     columns: dict[str, list[Any]] = {}
-    per_metric: dict[str, list[torch.Tensor]] = {}
-    status: dict[str, str] = {}
-    extremes = Extremes(sheet_samples)
+    scores = {name: _Scores({}, {}, Extremes(sheet_samples)) for name in models}
     ood = split.endswith("_ood")
     for raw in tqdm(loader, desc=f"evaluate {split}", unit="batch", disable=not progress, leave=False):
         batch = to_device_batch(raw, spec, device)
-        prediction = model.predict(batch).float().clamp_(0, 1)
-        values = _batch_metrics(prediction, batch, spec, lpips, id_sequences if ood else None)
-        status.update({k: v for k, v in values.status.items() if v != "ok"})
-        for name, tensor in values.items():
-            per_metric.setdefault(name, []).append(tensor.detach().double().cpu())
-        _append_columns(columns, batch, prediction.shape[0])
-        for row in range(prediction.shape[0]):
-            extremes.offer(
-                _score_key(values, row),
-                lambda row=row: SheetRow(
-                    to_uint8_image(batch["input"][row].cpu().numpy()),
-                    to_uint8_image(batch["target"][row].cpu().numpy()),
-                    to_uint8_image(prediction[row].cpu().numpy()),
-                    _label(split, batch, row, values),
-                ),
-            )
-    for name, parts in per_metric.items():
+        for name, model in models.items():
+            prediction = model.predict(batch).float().clamp_(0, 1)
+            values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None)
+            _record(scores[name], split, batch, prediction, values)
+            if save_predictions is not None:
+                save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
+        _append_columns(columns, batch, len(batch["target"]))
+    return {name: _finish(split, columns, score) for name, score in scores.items()}
+
+
+def _record(score: _Scores, split: str, batch: Mapping[str, Any], prediction: torch.Tensor,
+            values: MetricValues) -> None:
+    score.status.update({k: v for k, v in values.status.items() if v != "ok"})
+    for name, tensor in values.items():
+        score.per_metric.setdefault(name, []).append(tensor.detach().double().cpu())
+    for row in range(prediction.shape[0]):
+        score.extremes.offer(
+            _score_key(values, row),
+            lambda row=row: SheetRow(
+                to_uint8_image(batch["input"][row].cpu().numpy()),
+                to_uint8_image(batch["target"][row].cpu().numpy()),
+                to_uint8_image(prediction[row].cpu().numpy()),
+                _label(split, batch, row, values),
+            ),
+        )
+
+
+def _finish(split: str, shared_columns: Mapping[str, list[Any]], score: _Scores) -> SplitEvaluation:
+    columns = {name: list(values) for name, values in shared_columns.items()}
+    for name, parts in score.per_metric.items():
         columns[name] = torch.cat(parts).tolist()
-    aggregates = {name: aggregate(name, torch.cat(parts)) for name, parts in per_metric.items()}
-    best, worst = extremes.rows()
-    return SplitEvaluation(split, columns, aggregates, status, best, worst)
+    aggregates = {name: aggregate(name, torch.cat(parts)) for name, parts in score.per_metric.items()}
+    best, worst = score.extremes.rows()
+    return SplitEvaluation(split, columns, aggregates, score.status, best, worst)
 
 
 def _batch_metrics(
     prediction: torch.Tensor,
     batch: Mapping[str, Any],
     spec: Any,
-    lpips: torch.nn.Module | str | None,
+    lpips: LpipsLoad | None,
     id_sequences: Sequence[Sequence[str]] | None,
 ) -> MetricValues:
     """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape."""
@@ -199,10 +228,14 @@ def _render_seeds(batch: Mapping[str, Any], count: int) -> list[int]:
     return [int(s) for s in (seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds)]
 
 
-def _append_columns(columns: dict[str, list[Any]], batch: Mapping[str, Any], count: int) -> None:
+def _indices(batch: Mapping[str, Any], count: int) -> list[int]:
     indices = batch.get("index")
     indices = indices.tolist() if isinstance(indices, torch.Tensor) else list(indices or range(count))
-    columns.setdefault("index", []).extend(int(i) for i in indices)
+    return [int(i) for i in indices]
+
+
+def _append_columns(columns: dict[str, list[Any]], batch: Mapping[str, Any], count: int) -> None:
+    columns.setdefault("index", []).extend(_indices(batch, count))
     columns.setdefault("task_key", []).extend(batch.get("task_key") or [""] * count)
     sequences = batch.get("sequence") or [()] * count
     columns.setdefault("sequence", []).extend([list(s) for s in sequences])

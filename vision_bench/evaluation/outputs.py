@@ -5,6 +5,7 @@
     OUT/samples.parquet   one row per (predictor, split, sample): every metric (raw per-sample
                           values: accuracies 0..1), the sequence, the object counts
     OUT/sheets/PREDICTOR/SPLIT_best.png, SPLIT_worst.png
+    OUT/predictions/PREDICTOR/SPLIT/<index:08d>_pred.png   with --save-predictions
 
 metrics.json is written last, so its presence means the evaluation finished.
 """
@@ -15,21 +16,23 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import torch
 
 from vision_bench.errors import UserError
 from vision_bench.evaluation.core import SplitEvaluation
-from vision_bench.evaluation.sheets import write_sheet
+from vision_bench.evaluation.sheets import to_uint8_image, write_sheet
 from vision_bench.metrics import METRICS, generalization_gap
 
 METRICS_FILE = "metrics.json"
 SAMPLES_FILE = "samples.parquet"
 SHEETS_DIR = "sheets"
+PREDICTIONS_DIR = "predictions"
 FORMAT = "vision-bench-evaluation"
 VERSION = 1
 GAP_SPLITS = (("test_id", "test_ood"), ("val_id", "val_ood"))
@@ -42,6 +45,21 @@ class EvaluationFileError(UserError):
 def safe_name(name: str) -> str:
     """A file-name-safe form of a predictor name (`unet:resnet18` -> `unet_resnet18`)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+
+
+def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:
+    """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/."""
+    from render.codec import encode
+    from vision_bench.data.atomic import atomic_write_bytes
+
+    def write(name: str, indices: Sequence[int], images: torch.Tensor) -> None:
+        folder = out_dir / PREDICTIONS_DIR / safe_name(name) / safe_name(split)
+        folder.mkdir(parents=True, exist_ok=True)
+        for index, image in zip(indices, images):
+            data = encode(to_uint8_image(image.cpu().numpy()), "png")
+            atomic_write_bytes(folder / f"{int(index):08d}_pred.png", data)
+
+    return write
 
 
 def _finite(value: float) -> float | None:

@@ -116,25 +116,28 @@ def evaluate_predictors(
     sheet_samples: int = 4,
     extra: Mapping[str, Any] | None = None,
     progress: bool = False,
+    save_predictions: bool = False,
 ) -> EvaluationResult:
     """Evaluate each predictor on each split of `data`; write the files of `outputs` into `out_dir`.
 
     `main` names the run's own model (reported at the top level of metrics.json); the others are
-    reported as baselines.
+    reported as baselines. `save_predictions` also writes every predicted image as
+    OUT/predictions/PREDICTOR/SPLIT/<index>_pred.png, which `vision-bench score` pairs with an
+    export split's `<index>_target.png`.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     device = device or pick_device()
     started = time.perf_counter()
-    results: dict[str, dict[str, SplitEvaluation]] = {}
-    for name, model in predictors.items():
-        results[name] = {
-            split: evaluate_split(
-                model, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
-                id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress,
-            )
-            for split, dataset in data.splits.items()
-        }
+    results: dict[str, dict[str, SplitEvaluation]] = {name: {} for name in predictors}
+    for split, dataset in data.splits.items():
+        saver = outputs.prediction_writer(out_dir, split) if save_predictions else None
+        evaluations = evaluate_split(
+            predictors, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
+            id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress, save_predictions=saver,
+        )
+        for name, evaluation in evaluations.items():
+            results[name][split] = evaluation
     status: dict[str, str] = {}
     for splits in results.values():
         for evaluation in splits.values():
@@ -176,6 +179,7 @@ def evaluate_run(
     lpips: torch.nn.Module | str | None = None,
     sheet_samples: int = 4,
     progress: bool = False,
+    save_predictions: bool = False,
 ) -> EvaluationResult:
     """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to RUN_DIR/evaluation."""
     from vision_bench.train import load_checkpoint
@@ -196,5 +200,5 @@ def evaluate_run(
     return evaluate_predictors(
         predictors, evaluation_data, Path(out_dir) if out_dir is not None else run_dir / OUTPUT_DIR,
         main=config.model.name, device=target, batch_size=batch_size, lpips=lpips,
-        sheet_samples=sheet_samples, extra=extra, progress=progress,
+        sheet_samples=sheet_samples, extra=extra, progress=progress, save_predictions=save_predictions,
     )

@@ -9,7 +9,7 @@ from vision_bench.metrics.compute import MetricValues, compute_metrics, summariz
 from vision_bench.metrics.decoding import decode_predictions
 from vision_bench.metrics.gaps import MeanSem, aggregate_gaps, generalization_gap, mean_sem
 from vision_bench.metrics.inputs import MetricInputError
-from vision_bench.metrics.perceptual import LpipsLoad, load_lpips, lpips_distance, lpips_status
+from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, load_lpips, lpips_distance, lpips_status
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE, PSNR_CAP_DB
 from vision_bench.metrics.registry import METRICS, MetricInputs, MetricSpec
 
@@ -18,6 +18,7 @@ __all__ = [
     "PIXEL_TOLERANCE",
     "PSNR_CAP_DB",
     "LpipsLoad",
+    "LpipsScorer",
     "MeanSem",
     "MetricInputError",
     "MetricInputs",

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import torch
 
 from vision_bench.metrics.inputs import as_grids, as_images, background_colors, matching_images
-from vision_bench.metrics.perceptual import DEFAULT_NET, OK, LpipsLoad, load_lpips
+from vision_bench.metrics.perceptual import OK, LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE
 from vision_bench.metrics.registry import METRICS, MetricInputs, check_computable, missing_inputs
 
@@ -40,7 +40,7 @@ def compute_metrics(
     foreground_mask: torch.Tensor | None = None,
     id_sequences: Iterable[Sequence[str]] | None = None,
     names: Sequence[str] | None = None,
-    lpips: torch.nn.Module | str | None = None,
+    lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None = None,
     tolerance: float = PIXEL_TOLERANCE,
 ) -> MetricValues:
     """Per-sample values of the requested metrics (default: every metric whose inputs are given).
@@ -48,7 +48,9 @@ def compute_metrics(
     Images are float (B, 3, H, W) in [0, 1] (or uint8); grids are long (B, h, w) padded with -1.
     `background_rgb` is the color drawn for grid value 0, (3,) or per sample (B, 3), integers
     0-255 or floats 0-1; `foreground_mask` (B, H, W) may replace it. `lpips` is a network name
-    ('alex', 'vgg', 'squeeze') or an already-built LPIPS module; its absence makes `lpips` NaN
+    ('alex', 'vgg', 'squeeze'), an already-built LPIPS module, an `LpipsScorer` or an `LpipsLoad` (which keeps
+    the last target batch's features, so scoring several predictors against one target tensor
+    passes it through the network once); missing weights makes `lpips` NaN
     with an 'unavailable: ...' status instead of failing. A metric asked for by name whose
     inputs are missing raises `MetricInputError`.
     """
@@ -66,7 +68,7 @@ def compute_metrics(
     else:
         _check_ranges(inputs)
     if any(spec.name == "lpips" for spec in specs):
-        inputs.lpips = _resolve_lpips(lpips, inputs.pred_images.device)
+        inputs.lpips = resolve_lpips(lpips, inputs.pred_images.device)
     values = {spec.name: spec.function(inputs) for spec in specs}
     return MetricValues(values, inputs.status)
 
@@ -117,12 +119,6 @@ def _check_ranges(inputs: MetricInputs) -> None:
         images = getattr(inputs, name)
         if images is not None:
             as_images(images, name)
-
-
-def _resolve_lpips(lpips: torch.nn.Module | str | None, device: torch.device) -> LpipsLoad:
-    if isinstance(lpips, torch.nn.Module):
-        return LpipsLoad(lpips, f"{OK} (given module {type(lpips).__name__})")
-    return load_lpips(lpips or DEFAULT_NET, device)
 
 
 def summarize(per_sample: Mapping[str, torch.Tensor | Sequence[torch.Tensor]]) -> dict[str, float]:

@@ -1,21 +1,33 @@
-"""LPIPS (Zhang et al. 2018) through the official `lpips` package, never downloading anything.
+"""LPIPS (Zhang et al. 2018): the official `lpips` module built from checked local files, and a scorer.
 
-Before building `lpips.LPIPS` the ImageNet backbone file is looked up in the torch hub cache
-(see `vision_bench.weights`); when it is missing LPIPS is *unavailable*: the metric is NaN and
-its status says which file to put in which folder. A randomly initialized backbone is never
-substituted. An already-built module (any callable with LPIPS's `(in0, in1)` interface on
-[-1, 1] inputs) can be passed instead of a network name.
+`load_lpips(net)` builds LPIPS-`net` v0.1 through `vision_bench.weights.build_lpips`: nothing is
+downloaded here and nothing is loaded through torch.hub. When a weight file is missing, damaged or
+refused, LPIPS is *unavailable*: the metric is NaN and its status says why and what to run. A
+randomly initialized backbone is never substituted. An already-built module (any callable with
+LPIPS's `(in0, in1)` interface on [-1, 1] inputs) can be passed instead of a network name.
+
+`LpipsScorer` gives per-image distances. Its reference path is the module's own forward. For the
+official module (v0.1, linear layers, not spatial) a private fast path gives the same values for
+the evaluation's workload, where several predictors are scored against the same targets:
+- the target features of the last target batch are kept, so each target is passed through the
+  network once, whatever the number of predictors;
+- a pair whose two images are identical scores 0 without a forward pass (LPIPS of x with itself
+  is exactly 0: the feature difference is zero and the linear layers have no bias);
+- a batch whose predictions are all the same image (mean_target) passes it through once.
 """
 
 from __future__ import annotations
 
-import warnings
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
 from vision_bench.metrics.inputs import matching_images
-from vision_bench.weights import LPIPS_BACKBONE_FILES, lpips_backbone_file, lpips_linear_file
+from vision_bench.weights.files import local_weights_dir
+from vision_bench.weights.lpips import WeightsProblem, build_lpips
 
 DEFAULT_NET = "alex"
 CHUNK = 64
@@ -24,70 +36,150 @@ OK = "ok"
 MIN_SIDE = {"alex": 31, "vgg": 16, "squeeze": 17}
 """Smallest image side each backbone's pooling stages accept."""
 
-_loaded: dict[tuple[str, str], torch.nn.Module] = {}
+
+class LpipsScorer:
+    """LPIPS per image pair for [0, 1] batches (B, 3, H, W), through `module` (see the module docstring)."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.module = module
+        self._target: tuple[torch.Tensor, int, list[torch.Tensor]] | None = None
+
+    @property
+    def net(self) -> str | None:
+        return getattr(self.module, "pnet_type", None)
+
+    @property
+    def device(self) -> torch.device:
+        parameter = next(self.module.parameters(), None)
+        return parameter.device if parameter is not None else torch.device("cpu")
+
+    @torch.no_grad()
+    def __call__(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        pred, target = matching_images(pred, target, ("pred", "target"), check_range=False)
+        if _is_official_lpips(self.module):
+            return self._fast_distance(pred, target)
+        return self.reference_distance(pred, target)
+
+    @torch.no_grad()
+    def reference_distance(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """The module's own forward on every pair, in chunks, inputs mapped to [-1, 1]."""
+        device = self.device
+        values = []
+        for start in range(0, pred.shape[0], CHUNK):
+            a = pred[start:start + CHUNK].to(device, torch.float32) * 2 - 1
+            b = target[start:start + CHUNK].to(device, torch.float32) * 2 - 1
+            values.append(self.module(a, b).reshape(-1))
+        return torch.cat(values).to(pred.device) if values else torch.empty(0, device=pred.device)
+
+    def _features(self, images: torch.Tensor) -> list[torch.Tensor]:
+        """Unit-normalized backbone features per layer, as the official forward computes them."""
+        import lpips
+
+        device = self.device
+        parts: list[list[torch.Tensor]] = []
+        for start in range(0, images.shape[0], CHUNK):
+            chunk = images[start:start + CHUNK].to(device, torch.float32) * 2 - 1
+            outputs = self.module.net(self.module.scaling_layer(chunk))
+            parts.append([lpips.normalize_tensor(output) for output in outputs])
+        return [torch.cat(layer) for layer in zip(*parts)]
+
+    def _target_features(self, target: torch.Tensor) -> list[torch.Tensor]:
+        """Features of `target`, reused while the same unchanged tensor comes back."""
+        kept = self._target
+        if kept is not None and kept[0] is target and kept[1] == target._version:
+            return kept[2]
+        features = self._features(target)
+        self._target = (target, target._version, features)
+        return features
+
+    def _distance(self, pred_features: list[torch.Tensor], target_features: list[torch.Tensor]) -> torch.Tensor:
+        import lpips
+
+        total: torch.Tensor | int = 0
+        for lin, f0, f1 in zip(self.module.lins, pred_features, target_features):
+            total = total + lpips.spatial_average(lin((f0 - f1) ** 2), keepdim=True)
+        assert isinstance(total, torch.Tensor)
+        return total.reshape(-1)
+
+    def _fast_distance(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        count = pred.shape[0]
+        result = torch.zeros(count, device=self.device)
+        differs = (pred != target).flatten(1).any(dim=1).to(self.device)
+        rows = differs.nonzero().reshape(-1)
+        if rows.numel():
+            target_features = [layer[rows] for layer in self._target_features(target)]
+            if bool((pred == pred[:1]).all()):
+                pred_features = self._features(pred[:1])
+            else:
+                pred_features = self._features(pred[rows.to(pred.device)])
+            for start in range(0, rows.numel(), CHUNK):
+                part = slice(start, start + CHUNK)
+                p = [f if f.shape[0] == 1 else f[part] for f in pred_features]
+                result[rows[part]] = self._distance(p, [f[part] for f in target_features])
+        return result.to(pred.device)
+
+
+def _is_official_lpips(module: torch.nn.Module) -> bool:
+    """The fast path applies to the official module in the configuration this project builds: v0.1,
+    calibrated linear layers, one value per image (not the spatial map)."""
+    import lpips
+
+    return (isinstance(module, lpips.LPIPS) and module.version == "0.1" and bool(module.lpips)
+            and not module.spatial)
 
 
 @dataclass(frozen=True)
 class LpipsLoad:
-    """A ready LPIPS module, or None with a status saying why it is unavailable."""
+    """A ready LPIPS scorer, or None with a status saying why it is unavailable."""
 
-    module: torch.nn.Module | None
+    module: LpipsScorer | None
     status: str
 
 
-def lpips_status(net: str = DEFAULT_NET) -> str:
-    """'ok' when both weight files of LPIPS-`net` are on disk, else 'unavailable: ...' naming the file and folder."""
-    backbone = lpips_backbone_file(net)
-    if not backbone.is_file():
-        return (
-            f"unavailable: LPIPS-{net} needs torchvision's ImageNet backbone {LPIPS_BACKBONE_FILES[net]}; "
-            f"copy it into {backbone.parent} (set TORCH_HOME to use another cache); nothing is downloaded"
-        )
-    linear = lpips_linear_file(net)
-    if linear is None:
-        return "unavailable: the lpips package is not installed (pip install lpips)"
-    if not linear.is_file():
-        return f"unavailable: LPIPS-{net} linear layers {linear.name} are missing from {linear.parent}; reinstall lpips"
-    return OK
+@lru_cache(maxsize=8)
+def _scorer(net: str, device: str, weights_dir: str) -> LpipsScorer:
+    """One scorer per (network, device, weights folder); raises `WeightsProblem` (never cached)."""
+    return LpipsScorer(build_lpips(net, weights_dir).to(device))
 
 
-def load_lpips(net: str = DEFAULT_NET, device: torch.device | str = "cpu") -> LpipsLoad:
-    """LPIPS-`net` on `device` from local files only; loaded modules are cached per (net, device)."""
-    key = (net, str(torch.device(device)))
-    if key in _loaded:
-        return LpipsLoad(_loaded[key], OK)
-    status = lpips_status(net)
-    if status != OK:
-        return LpipsLoad(None, status)
-    import lpips
-
+def load_lpips(net: str = DEFAULT_NET, device: torch.device | str = "cpu",
+               folder: str | os.PathLike[str] | None = None) -> LpipsLoad:
+    """LPIPS-`net` on `device` from local files only, or None with the reason it is unavailable."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # torchvision's notice about the legacy `pretrained` flag
-            module = lpips.LPIPS(net=net, version="0.1", verbose=False).eval().to(device)
-    except Exception as error:  # a damaged file must not end the evaluation: LPIPS is reported unavailable
-        return LpipsLoad(None, f"unavailable: cannot read the LPIPS-{net} weights ({error}); replace {lpips_backbone_file(net)}")
-    _loaded[key] = module
-    return LpipsLoad(module, OK)
+        return LpipsLoad(_scorer(net, str(torch.device(device)), str(local_weights_dir(folder))), OK)
+    except WeightsProblem as error:
+        return LpipsLoad(None, f"unavailable: {error}")
 
 
-def size_problem(module: torch.nn.Module, height: int, width: int) -> str | None:
-    """'unavailable: ...' when the images are too small for the module's backbone, else None."""
-    net = getattr(module, "pnet_type", None)
-    need = MIN_SIDE.get(net, 0)
+def lpips_status(net: str = DEFAULT_NET, folder: str | os.PathLike[str] | None = None) -> str:
+    """'ok' when LPIPS-`net` loads from the files on this machine, else 'unavailable: ...' and the fix."""
+    return load_lpips(net, folder=folder).status
+
+
+def as_scorer(lpips: torch.nn.Module | LpipsScorer | Callable[..., torch.Tensor]) -> LpipsScorer:
+    """A scorer around a given module (a scorer is returned as it is)."""
+    return lpips if isinstance(lpips, LpipsScorer) else LpipsScorer(lpips)  # type: ignore[arg-type]
+
+
+def resolve_lpips(lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None,
+                  device: torch.device | str = "cpu") -> LpipsLoad:
+    """A network name (default alex) loaded on `device`, a given module as a scorer, or a load as it is."""
+    if isinstance(lpips, LpipsLoad):
+        return lpips
+    if lpips is None or isinstance(lpips, str):
+        return load_lpips(lpips or DEFAULT_NET, device)
+    scorer = as_scorer(lpips)
+    return LpipsLoad(scorer, f"{OK} (given module {type(scorer.module).__name__})")
+
+
+def size_problem(scorer: LpipsScorer, height: int, width: int) -> str | None:
+    """'unavailable: ...' when the images are too small for the scorer's backbone, else None."""
+    need = MIN_SIDE.get(scorer.net or "", 0)
     if min(height, width) < need:
-        return f"unavailable: LPIPS-{net} needs images of at least {need}x{need} pixels, got {height}x{width}"
+        return f"unavailable: LPIPS-{scorer.net} needs images of at least {need}x{need} pixels, got {height}x{width}"
     return None
 
 
-def lpips_distance(pred: torch.Tensor, target: torch.Tensor, module: torch.nn.Module) -> torch.Tensor:
+def lpips_distance(pred: torch.Tensor, target: torch.Tensor, module: torch.nn.Module | LpipsScorer) -> torch.Tensor:
     """LPIPS per image (B,) for [0, 1] batches: inputs are mapped to [-1, 1] as LPIPS expects."""
-    pred, target = matching_images(pred, target, ("pred", "target"), check_range=False)
-    device = next(module.parameters()).device
-    values = []
-    with torch.no_grad():
-        for start in range(0, pred.shape[0], CHUNK):
-            a = pred[start:start + CHUNK].to(device, torch.float32) * 2 - 1
-            b = target[start:start + CHUNK].to(device, torch.float32) * 2 - 1
-            values.append(module(a, b).reshape(-1))
-    return torch.cat(values).to(pred.device)
+    return as_scorer(module)(pred, target)

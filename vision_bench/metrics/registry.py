@@ -113,7 +113,7 @@ def _lpips(inputs: MetricInputs) -> torch.Tensor:
     inputs.status["lpips"] = status or load.status
     if status is not None:
         return torch.full((images.shape[0],), float("nan"), device=images.device)
-    return perceptual.lpips_distance(images, inputs.target_images, load.module)
+    return load.module(images, inputs.target_images)
 
 
 def _stubbornness(inputs: MetricInputs) -> torch.Tensor:
@@ -130,7 +130,7 @@ for _spec in (
                statistic="pixel_errors"),
     MetricSpec("ssim", "higher", "structural similarity, Gaussian window 11, sigma 1.5, averaged over channels",
                lambda i: i.ssim, IMAGES, gap="difference", statistic="ssim"),
-    MetricSpec("lpips", "lower", "LPIPS v0.1, AlexNet backbone by default; NaN when its weights are absent",
+    MetricSpec("lpips", "lower", "LPIPS v0.1 (official lpips package), AlexNet backbone by default; NaN with the reason when its weights are absent",
                _lpips, IMAGES, gap="log_ratio"),
     MetricSpec("fg_mse", "lower", "MSE over pixels where the target or the input is not background",
                lambda i: i.pixel_errors.fg_mse, (*IMAGES, "foreground"), gap="log_ratio",

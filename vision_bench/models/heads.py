@@ -1,6 +1,9 @@
 """Output heads: how raw decoder channels become an image, and the training loss.
 
-`rgb`: 3 channels through a sigmoid, trained with MSE or L1 against the target image.
+`rgb`: 3 channels through a sigmoid, trained against the target image with MSE, L1, LPIPS or a
+weighted sum of them: `loss: mse+0.1*lpips` (LPIPS-alex; `lpips:vgg` for VGG16). LPIPS stays frozen
+and in eval mode; it is not part of the model's parameters or checkpoints, and it is loaded (from
+the weights folder, see `vision-bench weights get lpips`) at the first training step.
 `palette`: logits over the dataset's 10 effective colors (index 0 = the background actually
 drawn); the target class of a pixel is its nearest effective color, the loss is cross-entropy with
 background pixels down-weighted (0.2 by default, as in Compositional-ARC), and the predicted
@@ -20,27 +23,89 @@ from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.registry import unknown_name_message
 
 HEADS = ("rgb", "palette")
-RGB_LOSSES = ("mse", "l1")
+RGB_LOSSES = ("mse", "l1", "lpips")
+LOSS_SYNTAX = "a loss name or a weighted sum such as 'mse+0.1*lpips' (names: mse, l1, lpips, lpips:vgg)"
 PALETTE_LOSS = "cross_entropy"
 PALETTE_SIZE = 10
 
 
+LossTerms = tuple[tuple[float, str], ...]
+
+
+def parse_rgb_loss(text: str) -> LossTerms:
+    """'mse+0.1*lpips' -> ((1.0, 'mse'), (0.1, 'lpips:alex')); one `ConfigError` for anything else."""
+    from vision_bench.weights.lpips import NETS
+
+    terms = []
+    for part in str(text).replace(" ", "").split("+"):
+        weight_text, _, name = part.rpartition("*")
+        try:
+            weight = float(weight_text) if weight_text else 1.0
+        except ValueError:
+            raise ConfigError(f"loss {text!r}: {weight_text!r} is not a number; use {LOSS_SYNTAX}") from None
+        base, _, net = name.partition(":")
+        if base not in RGB_LOSSES:
+            raise UnknownNameError(unknown_name_message("rgb loss", base, RGB_LOSSES))
+        if base == "lpips":
+            net = net or "alex"
+            if net not in NETS:
+                raise UnknownNameError(unknown_name_message("LPIPS network", net, NETS))
+            name = f"lpips:{net}"
+        elif net:
+            raise ConfigError(f"loss {text!r}: only lpips takes a network (lpips:vgg); use {LOSS_SYNTAX}")
+        if not (math.isfinite(weight) and weight > 0):
+            raise ConfigError(f"loss {text!r}: weights must be positive numbers; use {LOSS_SYNTAX}")
+        terms.append((weight, name))
+    return tuple(terms)
+
+
+def loss_label(terms: LossTerms) -> str:
+    return "+".join(name if weight == 1 else f"{weight:g}*{name}" for weight, name in terms)
+
+
 class RgbHead(nn.Module):
-    """Sigmoid RGB output; MSE or L1 loss."""
+    """Sigmoid RGB output; MSE, L1, LPIPS or a weighted sum of them as the loss."""
 
     name = "rgb"
     channels = 3
 
-    def __init__(self, loss: str) -> None:
+    def __init__(self, terms: LossTerms) -> None:
         super().__init__()
-        self.loss_name = loss
-        self._loss = F.mse_loss if loss == "mse" else F.l1_loss
+        self.terms = terms
+        self.loss_name = loss_label(terms)
+        self._lpips: dict[str, nn.Module] = {}  # a plain dict: frozen, outside parameters and checkpoints
 
     def activate(self, raw: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(raw)
 
     def loss(self, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return self._loss(output.float(), target.float())
+        output, target = output.float(), target.float()
+        total = torch.zeros((), device=output.device)
+        for weight, name in self.terms:
+            total = total + weight * self._term(name, output, target)
+        return total
+
+    def _term(self, name: str, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        if name == "mse":
+            return F.mse_loss(output, target)
+        if name == "l1":
+            return F.l1_loss(output, target)
+        return self._lpips_module(name.split(":")[1], output.device)(output * 2 - 1, target * 2 - 1).mean()
+
+    def _lpips_module(self, net: str, device: torch.device) -> nn.Module:
+        """LPIPS-`net`, frozen and in eval mode on `device` (a missing weight file is a `ConfigError`)."""
+        from vision_bench.weights.lpips import WeightsProblem, build_lpips
+
+        module = self._lpips.get(net)
+        if module is None:
+            try:
+                module = build_lpips(net)
+            except WeightsProblem as error:
+                raise ConfigError(f"loss {self.loss_name!r} needs LPIPS weights: {error}") from None
+        if next(module.parameters()).device != device:
+            module = module.to(device)
+        self._lpips[net] = module.eval()
+        return module
 
     def to_image(self, output: torch.Tensor) -> torch.Tensor:
         return output.float()
@@ -100,14 +165,11 @@ def build_head(
     if head not in HEADS:
         raise UnknownNameError(unknown_name_message("head", str(head), HEADS))
     if head == "rgb":
-        loss = loss or "mse"
-        if loss not in RGB_LOSSES:
-            raise UnknownNameError(unknown_name_message("rgb loss", str(loss), RGB_LOSSES))
-        return RgbHead(loss)
+        return RgbHead(parse_rgb_loss(loss or "mse"))
     if loss not in (None, PALETTE_LOSS):
         raise ConfigError(
-            f"loss={loss!r} applies to head='rgb'; the palette head trains with background-weighted "
-            "cross-entropy (set background_weight instead)"
+            f"loss={loss!r} applies to head='rgb' (LPIPS needs an image, not palette logits); the palette head "
+            "trains with background-weighted cross-entropy (set background_weight instead)"
         )
     weight = background_weight if isinstance(background_weight, (int, float)) else math.nan
     if not (math.isfinite(weight) and weight > 0):

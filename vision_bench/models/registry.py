@@ -79,7 +79,8 @@ MODELS.add(
 def create_model(name: str, **options: Any) -> ImageToImageModel:
     """The model `name` ('family:timm_name' or a baseline) built with `options`; see the module docstring.
 
-    Shared options: image_size=128, head='rgb'|'palette', loss='mse'|'l1' (rgb), palette_colors
+    Shared options: image_size=128, head='rgb'|'palette', loss='mse'|'l1'|'lpips' or a weighted sum such
+    as 'mse+0.1*lpips' (rgb), palette_colors
     ((10, 3) uint8, palette head), background_weight=0.2, task_conditioning=False (True or a
     vocabulary size), pretrained_file=None (local weights), render_spec (oracle). Family options:
     decoder_width (unet, bottleneck), latent_dim (bottleneck), decoder / decoder_depth / patch_size

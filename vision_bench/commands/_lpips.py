@@ -1,0 +1,37 @@
+"""The LPIPS switches shared by the commands that score images (quickstart, bench, evaluate,
+compare-metrics, score): which network, and whether missing weights may be fetched."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from vision_bench.weights.lpips import NETS
+
+
+def add_lpips_arguments(parser: argparse.ArgumentParser, *, net: bool = True) -> None:
+    if net:
+        parser.add_argument("--lpips-net", default="alex", choices=NETS, help="LPIPS backbone (default alex)")
+    parser.add_argument(
+        "--offline", action="store_true",
+        help="never fetch LPIPS weights (also $VISION_BENCH_OFFLINE=1); without them LPIPS is reported unavailable",
+    )
+
+
+def prepare_lpips(net: str, offline: bool) -> None:
+    """Fetch LPIPS-`net`'s backbone once if it is missing (visible on stderr), unless offline.
+
+    A failed fetch is one warning line: the command goes on and reports LPIPS unavailable.
+    """
+    from vision_bench.weights.lpips_fetch import FetchError, get_lpips_weights, offline_requested
+
+    if offline_requested(offline):
+        return
+    try:
+        get_lpips_weights([net], report=_note)
+    except FetchError as error:
+        _note(f"warning: LPIPS will be unavailable: {error}")
+
+
+def _note(message: str) -> None:
+    print(f"vision-bench: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,131 @@
+"""`vision-bench score PRED TARGET`: the project's metrics on any predicted images (see `vision_bench.scoring`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+
+if TYPE_CHECKING:  # heavy modules are imported inside `run`, so that `--help` stays fast
+    import torch
+
+    from vision_bench.scoring import Scores
+
+NAME = "score"
+HELP = "score predicted images against targets: two image files, or two folders paired by file name"
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _grid(text: str) -> tuple[int, int]:
+    try:
+        height, width = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected HxW such as 16x16, got {text!r}") from None
+    return height, width
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pred", type=Path, metavar="PRED", help="a predicted image, or a folder of them")
+    parser.add_argument("target", type=Path, metavar="TARGET",
+                        help="the target image, or a folder (an export split folder works: *_target.png)")
+    parser.add_argument("--metrics", type=_names, default=(),
+                        help="comma-separated metrics (default: mse,mse_sum,psnr,ssim,lpips, plus the grid "
+                        "metrics with --spec and --grid)")
+    parser.add_argument("--spec", type=Path, default=None,
+                        help="render spec YAML the images were drawn with (grid metrics)")
+    parser.add_argument("--grid", type=_grid, default=None, metavar="HxW", help="grid shape to decode (grid metrics)")
+    parser.add_argument("--out", type=Path, default=None, help="write one row per pair to this .parquet or .csv file")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cpu, cuda, cuda:1, ...")
+    add_lpips_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision_bench.errors import ConfigError
+    from vision_bench.scoring import check_metrics, pair_files, score_pairs
+
+    if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
+        raise ConfigError(f"--out {args.out}: use a .parquet or .csv file name")
+    if (args.spec is None) != (args.grid is None):
+        raise ConfigError("grid metrics need both --spec SPEC.yaml and --grid HxW")
+    spec = None
+    if args.spec is not None:
+        from render.spec import RenderSpec
+
+        spec = RenderSpec.from_yaml(args.spec)
+    metrics = check_metrics(args.metrics, decodable=spec is not None)
+    pairs, unpaired = pair_files(args.pred, args.target)
+    device = _device(args.device)
+    if "lpips" in metrics:
+        prepare_lpips(args.lpips_net, args.offline)
+    scores = score_pairs(pairs, metrics, lpips=args.lpips_net, device=device, spec=spec, grid_shape=args.grid,
+                         unpaired=unpaired)
+    if args.out is not None:
+        _write(scores, args.out)
+    if args.json:
+        print(json.dumps({"metrics": list(scores.metrics), "pairs": scores.rows, "mean": _finite(scores.mean),
+                          "status": scores.status, "unpaired": [str(p) for p in unpaired]}, indent=2))
+        return 0
+    _print_table(scores)
+    return 0
+
+
+def _device(name: str) -> torch.device:
+    import torch
+
+    from vision_bench.errors import ConfigError
+    from vision_bench.evaluation import pick_device
+
+    try:
+        device = pick_device(name)
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as error:
+        reason = str(error).splitlines()[0]
+        raise ConfigError(f"--device {name}: not usable here ({reason}); try --device cpu") from None
+    return device
+
+
+def _finite(values: dict[str, float]) -> dict[str, float | None]:
+    return {k: v if math.isfinite(v) else None for k, v in values.items()}
+
+
+def _print_table(scores: Scores) -> None:
+    from vision_bench.bench.tables import short, text_table
+
+    header = ["pair", *[short(m) for m in scores.metrics]]
+    rows = [[row["key"], *[_number(row[m]) for m in scores.metrics]] for row in scores.rows]
+    if len(scores.rows) > 1:
+        rows.append([f"mean ({len(scores.rows)} pairs)", *[_number(scores.mean[m]) for m in scores.metrics]])
+    print(text_table(header, rows))
+    for name, reason in scores.status.items():
+        print(f"{name}: {reason}")
+    if scores.unpaired:
+        print(f"{len(scores.unpaired)} images without a partner were skipped (first: {scores.unpaired[0]})")
+
+
+def _number(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.4g}"
+
+
+def _write(scores: Scores, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from vision_bench.data.atomic import atomic_output
+    from vision_bench.scoring import scores_table
+
+    table = pa.table(dict(scores_table(scores)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path) as temp:
+        if path.suffix.lower() == ".csv":
+            pacsv.write_csv(table, temp)
+        else:
+            pq.write_table(table, temp)
