@@ -384,3 +384,21 @@ def test_offline_switch_turns_fetching_off(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("VISION_BENCH_OFFLINE", "0")
     prepare_lpips("alex", offline=True)
     assert lpips_fetch.offline_requested(False) is False
+
+
+def test_a_command_with_planted_files_everywhere_runs_no_code(
+    tmp_path: Path, weights_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The attack from the issue: pickles at every place LPIPS looks, then a command that scores images."""
+    from PIL import Image
+
+    marker = tmp_path / "ran"
+    for path in (tmp_path / "torch" / "hub" / "checkpoints" / BACKBONES["alex"].torchvision_file,
+                 weights_dir / BACKBONES["alex"].torchvision_file, backbone_path("alex")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch_payload(path, marker)
+    image = tmp_path / "a.png"
+    Image.fromarray(np.zeros((40, 40, 3), np.uint8)).save(image)
+    assert main(["score", str(image), str(image), "--offline", "--metrics", "lpips"]) == 0
+    out = capsys.readouterr().out
+    assert "lpips: unavailable:" in out and not marker.exists()
