@@ -20,7 +20,7 @@ from vision_bench.cli import main as cli_main
 from vision_bench.quickstart import run_quickstart
 
 SAMPLES = Path(__file__).resolve().parent / "quickstart"
-IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)]+\.png)\)")
+IMAGE_LINK = re.compile(r"!\[.*?\]\(([^)]+\.png)\)")  # alt texts may hold brackets: "[0, 1]"
 
 
 def copy_report(run_dir: Path, target: Path) -> None:

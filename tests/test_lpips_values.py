@@ -29,8 +29,7 @@ def official_lpips(net: str, weights: Path) -> torch.nn.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         module = lpips.LPIPS(net=net, pnet_rand=True, verbose=False).eval()
-    module.net.load_state_dict({f"slice{lpips_weights._slice_of(module.net, k)}.{k.split('.', 1)[1]}": v
-                                for k, v in state.items()})
+    module.net.load_state_dict(lpips_weights.lpips_keys(module.net, state))
     return module
 
 
@@ -50,7 +49,9 @@ def test_published_distances_of_the_lpips_example_images(weights: Path) -> None:
 
     module = official_lpips("alex", weights)
     ref, p0, p1 = example("ex_ref"), example("ex_p0"), example("ex_p1")
-    spatial = lpips.LPIPS(net="alex", spatial=True, pnet_rand=True, verbose=False).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torchvision's notice about the legacy `pretrained` flag
+        spatial = lpips.LPIPS(net="alex", spatial=True, pnet_rand=True, verbose=False).eval()
     spatial.load_state_dict(module.state_dict())
     with torch.no_grad():
         published = [float(spatial(ref * 2 - 1, p * 2 - 1).mean()) for p in (p0, p1)]

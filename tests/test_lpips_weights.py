@@ -11,6 +11,7 @@ import json
 import pickle
 import tarfile
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,9 +153,10 @@ def test_index_route_builds_the_official_module_with_those_weights(
     get_lpips_weights(["alex"], routes=("index",), index_archive=lambda workdir: archive, report=silent)
 
     built = lpips_weights.build_lpips("alex")
-    official = lpips.LPIPS(net="alex", pnet_rand=True, verbose=False).eval()  # package's own linear layers
-    official.net.load_state_dict({f"slice{lpips_weights._slice_of(official.net, k)}.{k.split('.', 1)[1]}": v
-                                  for k, v in state.items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torchvision's notice about the legacy `pretrained` flag
+        official = lpips.LPIPS(net="alex", pnet_rand=True, verbose=False).eval()  # package's own linear layers
+    official.net.load_state_dict(lpips_weights.lpips_keys(official.net, state))
     a, b = torch.rand(2, 3, 48, 48) * 2 - 1, torch.rand(2, 3, 48, 48) * 2 - 1
     with torch.no_grad():
         torch.testing.assert_close(built(a, b), official(a, b), atol=0, rtol=0)
@@ -297,10 +299,9 @@ def test_a_users_torchvision_file_is_read_with_weights_only(tmp_path: Path, weig
     torch.save({**state, "classifier.6.bias": torch.zeros(3)}, weights_dir / BACKBONES["alex"].torchvision_file)
     load = load_lpips("alex", folder=weights_dir)
     assert load.status == "ok"
-    for key, tensor in state.items():
-        layer = key.split(".", 1)[1]
-        slice_index = lpips_weights._slice_of(load.module.module.net, key)
-        assert torch.equal(load.module.module.net.state_dict()[f"slice{slice_index}.{layer}"], tensor)
+    loaded = load.module.module.net.state_dict()
+    for key, tensor in lpips_weights.lpips_keys(load.module.module.net, state).items():
+        assert torch.equal(loaded[key], tensor), key
 
 
 @pytest.mark.parametrize("damage", ["missing-key", "wrong-shape", "other-architecture", "flipped-byte"])

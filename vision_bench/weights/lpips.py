@@ -268,18 +268,21 @@ def build_lpips(net: str, folder: str | os.PathLike[str] | None = None) -> torch
     problem = layout_problem(linear, expected_linear)
     if problem:
         raise WeightsProblem(f"the lpips package's {net} linear layers do not match: {problem}; reinstall lpips")
-    module.net.load_state_dict({f"slice{_slice_of(module.net, k)}.{k.split('.', 1)[1]}": v
-                                for k, v in backbone_state.items()}, strict=True)
+    module.net.load_state_dict(lpips_keys(module.net, backbone_state), strict=True)
     for i, lin in enumerate(module.lins):
         lin.model[1].weight.data.copy_(linear[f"lin{i}.model.1.weight"])
     module.eval().requires_grad_(False)
     return module
 
 
-def _slice_of(net_module: torch.nn.Module, key: str) -> int:
-    """Which `sliceK` of the lpips backbone holds torchvision layer `features.N`."""
-    layer = key.split(".")[1]
-    for k in range(1, net_module.N_slices + 1):
-        if layer in getattr(net_module, f"slice{k}")._modules:
-            return k
-    raise WeightsProblem(f"the lpips backbone has no layer {layer}")
+def lpips_keys(backbone_module: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """torchvision's `features.N.*` names -> the lpips backbone's `sliceK.N.*` (the slice holding layer N)."""
+    slice_of = {layer: f"slice{k}" for k in range(1, backbone_module.N_slices + 1)
+                for layer in getattr(backbone_module, f"slice{k}")._modules}
+    renamed = {}
+    for key, tensor in state.items():
+        layer, rest = key.split(".", 2)[1:]
+        if layer not in slice_of:
+            raise WeightsProblem(f"the lpips backbone has no layer {layer}")
+        renamed[f"{slice_of[layer]}.{layer}.{rest}"] = tensor
+    return renamed
