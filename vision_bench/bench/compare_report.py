@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,25 @@ from vision_bench.bench.compare_metrics import (
 from vision_bench.bench.correlation import RankCorrelation
 from vision_bench.bench.perturbations import PERTURBATIONS
 from vision_bench.bench.plots import plot_correlations, plot_sensitivity_heatmap
-from vision_bench.bench.report import Figure, Heading, Paragraph, Report, Table, format_value, write_report
+from vision_bench.bench.report import (
+    Figure,
+    Heading,
+    Paragraph,
+    Report,
+    Table,
+    format_value,
+    write_report,
+)
 from vision_bench.bench.tables import short
+from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
-from vision_bench.evaluation.outputs import METRICS_FILE, SAMPLES_FILE, read_metrics, read_samples, write_json
+from vision_bench.evaluation.outputs import (
+    METRICS_FILE,
+    SAMPLES_FILE,
+    read_metrics,
+    read_samples,
+    write_json,
+)
 from vision_bench.evaluation.run import OUTPUT_DIR
 
 PLOTS_DIR = "plots"
@@ -81,12 +95,10 @@ def _number(value: float) -> float | None:
 
 
 def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w", newline="", encoding="utf-8") as handle:
+    with atomic_output(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
-    os.replace(temporary, path)
     return path
 
 

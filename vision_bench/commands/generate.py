@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-
 NAME = "generate"
 HELP = "generate grid tasks (input, output, sequence, frames, objects) as one Parquet file per split"
 
@@ -51,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from vision_bench import __version__
+    from vision_bench.data.atomic import atomic_write_text
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.formats import table_of, write_tables
@@ -95,9 +95,7 @@ def run(args: argparse.Namespace) -> int:
         "versions": {"vision_bench": __version__, "python": platform.python_version(), "numpy": np.__version__,
                      "pyarrow": pyarrow.__version__},
     }
-    temporary = out / ".manifest.json.partial"
-    temporary.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, manifest_path)
+    atomic_write_text(manifest_path, json.dumps(manifest, indent=2) + "\n")
     total = sum(manifest["counts"].values())
     print(f"{out}: wrote {total} pairs in {len(SPLITS)} Parquet files and manifest.json")
     return 0

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     options = _encode_options(args)
     records = read_tasks(args.input)
-    out = Path(args.out)
+    out = Path(args.out).expanduser().absolute()  # `--out .` names the current folder
     _check_target(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
@@ -85,13 +85,10 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 def _check_target(out: Path) -> None:
     from vision_bench.errors import ConfigError
 
+    if not out.name:
+        raise ConfigError(f"--out {out}: name a folder to create, not the file system root")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"--out {out} exists and is not an empty directory; remove it or choose another")
-
-
-def _safe(text: str) -> str:
-    """A file-name-safe version of a task key or split name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)) or "_"
 
 
 def _encode_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -116,6 +113,7 @@ def _write_images(
     """
     from render.codec import encode
     from render.raster import render_batch
+    from vision_bench.data.names import check_component, safe_name
     from vision_bench.errors import ConfigError
 
     extension = "jpg" if args.format == "jpeg" else "png"
@@ -127,8 +125,8 @@ def _write_images(
         inputs = render_batch([record.input for record in chunk], spec, seeds)
         outputs = render_batch([record.output for record in chunk], spec, seeds)
         for i, record in enumerate(chunk):
-            folder = _safe(record.split)
-            stem = f"{folder}/{_safe(record.task_key)}_{record.index}"
+            folder = check_component(record.split, "split name", str(args.input))
+            stem = f"{folder}/{safe_name(record.task_key)}_{record.index}"
             if stem in stems:
                 raise ConfigError(
                     f"{args.input}: two pairs would both be written as {stem}_*; "

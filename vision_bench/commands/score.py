@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 if TYPE_CHECKING:  # heavy modules are imported inside `run`, so that `--help` stays fast
-    import torch
-
     from vision_bench.scoring import Scores
 
 NAME = "score"
@@ -49,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from vision_bench.errors import ConfigError
+    from vision_bench.evaluation import pick_device
     from vision_bench.scoring import check_metrics, pair_files, score_pairs
 
     if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
@@ -61,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
         spec = RenderSpec.from_yaml(args.spec)
     metrics = check_metrics(args.metrics, decodable=spec is not None)
+    device = pick_device(args.device)
     pairs, unpaired = pair_files(args.pred, args.target)
-    device = _device(args.device)
     if "lpips" in metrics:
         prepare_lpips(args.lpips_net, args.offline)
     scores = score_pairs(pairs, metrics, lpips=args.lpips_net, device=device, spec=spec, grid_shape=args.grid,
@@ -75,21 +74,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print_table(scores)
     return 0
-
-
-def _device(name: str) -> torch.device:
-    import torch
-
-    from vision_bench.errors import ConfigError
-    from vision_bench.evaluation import pick_device
-
-    try:
-        device = pick_device(name)
-        torch.empty(0, device=device)
-    except (RuntimeError, AssertionError) as error:
-        reason = str(error).splitlines()[0]
-        raise ConfigError(f"--device {name}: not usable here ({reason}); try --device cpu") from None
-    return device
 
 
 def _finite(values: dict[str, float]) -> dict[str, float | None]:

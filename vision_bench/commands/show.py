@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -16,11 +15,13 @@ from typing import Any
 NAME = "show"
 HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"
 PAIRS_PER_ROW = 4
+SHEET_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".pdf": "pdf", ".svg": "svg"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", metavar="INPUT", help="generated or COGITAO Parquet, or ARC JSON (file or folder)")
-    parser.add_argument("--out", required=True, metavar="FILE", help="contact sheet to write (PNG)")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="contact sheet to write: .png, .jpg / .jpeg, .pdf or .svg (the suffix picks the format)")
     parser.add_argument("--n", type=int, default=8, help="number of pairs to show (default 8)")
     parser.add_argument("--spec", metavar="FILE", help="render spec YAML (default: the default spec)")
 
@@ -28,11 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from render.raster import render_batch
     from render.spec import RenderSpec
+    from vision_bench.data.atomic import atomic_output
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.formats import read_tasks
 
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
+    image_format = SHEET_FORMATS.get(Path(args.out).suffix.lower())
+    if image_format is None:
+        raise ConfigError(f"--out {args.out}: name a .png, .jpg, .jpeg, .pdf or .svg file")
     spec = RenderSpec.from_yaml(Path(args.spec)) if args.spec else RenderSpec()
     records = read_tasks(args.input)[: args.n]
     if not records:
@@ -43,12 +48,8 @@ def run(args: argparse.Namespace) -> int:
     figure = _contact_sheet(records, inputs, outputs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        figure.savefig(temp, format="png", dpi=100)
-        os.replace(temp, out)
-    finally:
-        temp.unlink(missing_ok=True)
+    with atomic_output(out) as temp:
+        figure.savefig(temp, format=image_format, dpi=100)
     print(f"wrote {len(records)} pairs to {out}")
     return 0
 

@@ -1,7 +1,9 @@
 """Atomic file writes: write to a temporary name in the same directory, then rename over the target.
 
 A reader (or a re-run after `kill -9`) therefore sees either the complete old file, the complete new
-file or no file, never half of one. A failing write (a full disk) removes its temporary file and
+file or no file, never half of one. The temporary file is created exclusively (`O_EXCL`, never
+through a symlink) under a random name, and the rename replaces a symlink at the target rather than
+writing through it, so nothing pre-placed in the folder can redirect a write. A failing write (a full disk) removes its temporary file and
 re-raises the `OSError` with the target's path, so the message names the file that could not be
 written.
 """
@@ -42,7 +44,7 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     On failure the temporary file is removed and an `OSError` is re-raised naming `path`.
     """
     target = Path(path)
-    temp = temp_path_for(target)
+    temp = _create_exclusively(target)
     try:
         yield temp
         os.replace(temp, target)
@@ -54,8 +56,31 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+def _create_exclusively(target: Path) -> Path:
+    """A new, empty temporary sibling of `target` that this call created (permissions as the umask allows)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        temp = temp_path_for(target)
+        try:
+            os.close(os.open(temp, flags, 0o666))
+            return temp
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise OSError(error.errno, error.strerror or str(error), str(target)) from error
+    raise FileExistsError(f"cannot create a temporary file beside {target}")
+
+
+def append_line(path: str | os.PathLike[str], line: str) -> None:
+    """Append `line` to a log file, never through a symlink (`O_NOFOLLOW`)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    descriptor = os.open(path, flags, 0o666)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+        handle.write(line)
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str, *, fsync: bool = False) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
 
 
-__all__ = ["TEMP_MARK", "atomic_output", "atomic_write_bytes", "atomic_write_text", "is_temp_file", "temp_path_for"]
+__all__ = ["TEMP_MARK", "append_line", "atomic_output", "atomic_write_bytes", "atomic_write_text", "is_temp_file", "temp_path_for"]

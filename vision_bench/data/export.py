@@ -172,6 +172,11 @@ def _claim(root: Path, settings: dict[str, Any], expected_fingerprint: str, fini
     `kill -9` tell its own half-written files from a foreign directory's.
     """
     path = root / PROGRESS_DIR / CLAIM_NAME
+    if path.parent.is_symlink() or path.is_symlink():
+        raise DataError(
+            f"{path.parent if path.parent.is_symlink() else path} is a symbolic link, which an export never makes; "
+            "remove it (or use another --out directory) and re-run"
+        )
     if path.is_file():
         try:
             claimed = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")

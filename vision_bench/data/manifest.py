@@ -19,6 +19,7 @@ from typing import Any
 from vision_bench import __version__
 from vision_bench.data.atomic import atomic_write_text
 from vision_bench.data.errors import ManifestError
+from vision_bench.data.names import check_relative_path
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_KIND = "vision-bench export"
@@ -111,9 +112,11 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
 
 
 def shard_file_records(manifest: Mapping[str, Any]) -> dict[str, dict[str, FileRecord]]:
-    """Shard name -> {file name -> record}, as listed under the manifest's `shards`."""
+    """Shard name -> {file name -> record}, as listed under the manifest's `shards`; every file name
+    is checked to be a relative path inside the export before anything opens it."""
     return {
-        shard: {name: FileRecord.from_dict(record) for name, record in entry["files"].items()}
+        shard: {check_relative_path(name, "file name", MANIFEST_NAME): FileRecord.from_dict(record)
+                for name, record in entry["files"].items()}
         for shard, entry in manifest["shards"].items()
     }
 

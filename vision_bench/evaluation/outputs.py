@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from vision_bench.data.atomic import atomic_output, atomic_write_text
+from vision_bench.data.names import safe_name
 from vision_bench.errors import UserError
 from vision_bench.evaluation.core import SplitEvaluation
 from vision_bench.evaluation.sheets import to_uint8_image, write_sheet
@@ -40,11 +40,6 @@ GAP_SPLITS = (("test_id", "test_ood"), ("val_id", "val_ood"))
 
 class EvaluationFileError(UserError):
     """An evaluation output that is missing or was not written by `vision-bench evaluate`."""
-
-
-def safe_name(name: str) -> str:
-    """A file-name-safe form of a predictor name (`unet:resnet18` -> `unet_resnet18`)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
 
 
 def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:
@@ -100,9 +95,7 @@ def predictor_entry(splits: Mapping[str, SplitEvaluation], description: Mapping[
 
 def write_json(path: Path, data: Mapping[str, Any]) -> Path:
     """Strict JSON (NaN and inf as null) through a temporary file and an atomic rename."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    atomic_write_text(path, json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")
     return path
 
 
@@ -117,9 +110,8 @@ def write_samples(path: Path, results: Mapping[str, Mapping[str, SplitEvaluation
     if not tables:
         raise EvaluationFileError("nothing was evaluated; give at least one split and one predictor")
     table = pa.concat_tables(tables, promote_options="default")
-    temporary = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, temporary)
-    os.replace(temporary, path)
+    with atomic_output(path) as temporary:
+        pq.write_table(table, temporary)
     return path
 
 

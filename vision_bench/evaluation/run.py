@@ -44,14 +44,10 @@ class EvaluationResult:
 
 
 def pick_device(device: str = "auto") -> torch.device:
-    """'auto' = CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
-    if device != "auto":
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+    """'auto' = CUDA, then Apple MPS, then CPU; a named device is checked (`train.device.resolve_device`)."""
+    from vision_bench.train.device import resolve_device
+
+    return resolve_device(device, setting="--device")
 
 
 def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:

@@ -9,7 +9,6 @@ recovers every `TaskSample` field.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 
 from render.errors import UserError
 from render.grid import validate_grid
+from vision_bench.data.atomic import atomic_output
 from vision_bench.tasks.config import SPLITS
 from vision_bench.tasks.generator import CHUNK, TaskSample
 from vision_bench.tasks.task_code import encode_task_code
@@ -62,25 +62,20 @@ def write_tables(tables: Iterable[pa.Table], path: str | Path) -> int:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     rows = 0
     pending: list[pa.Table] = []
     pending_rows = 0
-    try:
-        with pq.ParquetWriter(temporary, SCHEMA, compression="zstd") as writer:
-            for table in tables:
-                pending.append(table)
-                pending_rows += table.num_rows
-                rows += table.num_rows
-                while pending_rows >= ROW_GROUP:
-                    combined = pa.concat_tables(pending)
-                    writer.write_table(combined.slice(0, ROW_GROUP).combine_chunks(), row_group_size=ROW_GROUP)
-                    pending, pending_rows = [combined.slice(ROW_GROUP)], pending_rows - ROW_GROUP
-            if pending_rows:
-                writer.write_table(pa.concat_tables(pending).combine_chunks(), row_group_size=ROW_GROUP)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with atomic_output(path) as temporary, pq.ParquetWriter(temporary, SCHEMA, compression="zstd") as writer:
+        for table in tables:
+            pending.append(table)
+            pending_rows += table.num_rows
+            rows += table.num_rows
+            while pending_rows >= ROW_GROUP:
+                combined = pa.concat_tables(pending)
+                writer.write_table(combined.slice(0, ROW_GROUP).combine_chunks(), row_group_size=ROW_GROUP)
+                pending, pending_rows = [combined.slice(ROW_GROUP)], pending_rows - ROW_GROUP
+        if pending_rows:
+            writer.write_table(pa.concat_tables(pending).combine_chunks(), row_group_size=ROW_GROUP)
     return rows
 
 
@@ -157,6 +152,8 @@ def _read_arc(path: Path) -> list[TaskSample]:
         task = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TaskFileError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:
+        raise TaskFileError(f"{path}: nested too deeply to be an ARC task (grids are lists of rows of integers)") from None
     if not isinstance(task, dict) or not isinstance(task.get("train"), list) or not isinstance(task.get("test"), list):
         raise TaskFileError(f"{path}: an ARC task needs 'train' and 'test' lists of {{'input', 'output'}} pairs")
     samples = []
@@ -220,6 +217,9 @@ def _generated(table: pa.Table, inputs: list[np.ndarray], outputs: list[np.ndarr
 def _grids_of(column: pa.ChunkedArray | pa.Array) -> list[np.ndarray]:
     """A list<list<int>> column as validated uint8 grids (rows of one grid must have equal lengths)."""
     grids_array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not (pa.types.is_list(grids_array.type) and pa.types.is_list(grids_array.type.value_type)
+            and pa.types.is_integer(grids_array.type.value_type.value_type)):
+        raise ValueError(f"grids must be lists of rows of integers, found a column of {grids_array.type}")
     if grids_array.null_count:
         raise ValueError("a grid is missing (null)")
     grid_offsets = grids_array.offsets.to_numpy()

@@ -9,6 +9,7 @@ Python values are stored, so loading uses `torch.load(weights_only=True)`.
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 import tempfile
@@ -71,7 +72,13 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}, handle)
+            try:
+                torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}, handle)
+            except RuntimeError as error:  # torch's writer reports a failed write (a full disk) this way
+                if "writ" not in str(error):
+                    raise
+                raise OSError(errno.ENOSPC, f"could not write the checkpoint, is the disk full? ({_first_line(error)})",
+                              str(path)) from None
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -79,6 +86,10 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:

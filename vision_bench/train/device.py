@@ -38,8 +38,12 @@ class Runtime:
         return self.precision == "fp16"
 
 
-def resolve_device(name: str, local_rank: int = 0) -> torch.device:
-    """`auto` -> cuda:LOCAL_RANK, else mps, else cpu; an explicit name must be available here."""
+def resolve_device(name: str, local_rank: int = 0, setting: str = "runtime.device") -> torch.device:
+    """`auto` -> cuda:LOCAL_RANK, else mps, else cpu; an explicit name must be available here.
+
+    The one device check of every command that runs a model: the name parses, its backend exists,
+    and a CUDA index is below the device count. `setting` names the option in error messages.
+    """
     if name == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda", local_rank % torch.cuda.device_count())
@@ -49,16 +53,20 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
     try:
         device = torch.device(name)
     except RuntimeError:
-        raise ConfigError(
-            f"runtime.device: {name!r} is not a device; use auto, cpu, cuda, cuda:N or mps"
-        ) from None
+        raise ConfigError(f"{setting}: {name!r} is not a device; use auto, cpu, cuda, cuda:N or mps") from None
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise ConfigError("runtime.device: cuda was requested but CUDA is not available; use auto or cpu")
+            raise ConfigError(f"{setting}: {name} was requested but CUDA is not available here; use auto or cpu")
+        count = torch.cuda.device_count()
         if device.index is None:
-            device = torch.device("cuda", local_rank % torch.cuda.device_count())
-    if device.type == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError("runtime.device: mps was requested but MPS is not available; use auto or cpu")
+            device = torch.device("cuda", local_rank % count)
+        elif device.index >= count:
+            raise ConfigError(f"{setting}: {name} does not exist; this machine has {count} CUDA device(s), "
+                              f"cuda:0 to cuda:{count - 1}")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError(f"{setting}: mps was requested but MPS is not available here; use auto or cpu")
+    elif device.type not in ("cpu", "mps"):
+        raise ConfigError(f"{setting}: {name!r} is not supported; use auto, cpu, cuda, cuda:N or mps")
     return device
 
 

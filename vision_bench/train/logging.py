@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vision_bench.data.atomic import append_line, atomic_write_text
+
 METRICS_FILE = "metrics.jsonl"
 TENSORBOARD_DIR = "tensorboard"
 
@@ -45,10 +47,10 @@ class RunLogger:
         if not enabled:
             return
         if resume_step is None:
-            self.path.write_text("", encoding="utf-8")
+            atomic_write_text(self.path, "")
         else:
             kept = [r for r in read_records(self.path) if r.get("step", 0) <= resume_step]
-            self.path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+            atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in kept))
         self._tensorboard = _tensorboard_writer(run_dir / TENSORBOARD_DIR, purge_step=resume_step)
 
     def log(self, record: dict[str, Any]) -> None:
@@ -56,8 +58,7 @@ class RunLogger:
         if not self.enabled:
             return
         clean = {key: _json_value(value) for key, value in record.items()}
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(clean) + "\n")
+        append_line(self.path, json.dumps(clean) + "\n")
         if self._tensorboard is not None:
             prefix = "train" if record.get("kind") == "step" else "epoch"
             for key, value in record.items():

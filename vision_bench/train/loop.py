@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from vision_bench.data.atomic import atomic_write_text
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.train import components
 from vision_bench.train.checkpoint import (
@@ -176,7 +177,7 @@ class _Run:
                 )
             if self.context.is_main:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
-                (self.run_dir / CONFIG_FILE).write_text(self.config.to_yaml(), encoding="utf-8")
+                atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
             return None
         return resume_payload(self.last_path, self.config)
 
