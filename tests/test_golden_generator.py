@@ -44,7 +44,9 @@ def sample_digest(sample: TaskSample, digest: hashlib._Hash) -> None:
 
 
 def _plain(value: object) -> object:
-    return value.tolist() if isinstance(value, np.ndarray) else value.item() if isinstance(value, np.generic) else str(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value.item() if isinstance(value, np.generic) else str(value)
 
 
 def split_hash(config: TaskConfig, split: str) -> str:

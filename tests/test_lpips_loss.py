@@ -98,3 +98,19 @@ def test_missing_lpips_weights_stop_training_with_the_command_to_run() -> None:
     model = create_model("unet:test_resnet", image_size=64, decoder_width=4, loss="mse+0.1*lpips")
     with pytest.raises(ConfigError, match="vision-bench weights get lpips --net alex"):
         model.training_loss(batch())
+
+
+def test_train_refuses_an_lpips_loss_without_weights_before_writing(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    from vision_bench.cli import main
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "train_smoke.yaml").read_text())
+    config["model"]["options"]["loss"] = "mse+0.1*lpips"
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", str(path), "--out", str(tmp_path / "run"), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "vision-bench weights get lpips --net alex" in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()

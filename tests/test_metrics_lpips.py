@@ -172,3 +172,24 @@ def _shared_module() -> torch.nn.Module:
     if not _MODULES:
         _MODULES.append(official_module(seed=1))
     return _MODULES[0]
+
+
+def test_fast_path_across_chunks_and_under_inference_mode(random_lpips: torch.nn.Module) -> None:
+    """More rows than one chunk (features are computed chunk by chunk, the target is not kept), and
+    inference tensors (which have no version counter, so they are never kept)."""
+    from vision_bench.metrics import perceptual
+
+    count = perceptual.CHUNK + 5
+    target = images(20, count, 32)
+    pred = images(21, count, 32)
+    pred[3] = target[3]
+    scorer = LpipsScorer(random_lpips)
+    torch.testing.assert_close(scorer(pred, target), reference(random_lpips, pred, target), atol=1e-6, rtol=0)
+    with torch.inference_mode():
+        small_target, small_pred = images(22, 4), images(23, 4)
+        first = scorer(small_pred, small_target)
+        again = scorer(small_pred, small_target)
+    torch.testing.assert_close(first, reference(random_lpips, small_pred, small_target), atol=1e-6, rtol=0)
+    assert torch.equal(first, again)
+    scorer.release()
+    assert scorer._target is None

@@ -79,7 +79,8 @@ def test_unsafe_relative_paths_are_refused(name: str) -> None:
 
 def test_safe_names_never_climb() -> None:
     assert check_relative_path("train/00000001_input.png", "file name", "m") == "train/00000001_input.png"
-    assert safe_name("unet:resnet18") == "unet_resnet18" and safe_name("CNN (unet:test_resnet)") == "CNN_unet_test_resnet"
+    assert safe_name("unet:resnet18") == "unet_resnet18"
+    assert safe_name("CNN (unet:test_resnet)") == "CNN_unet_test_resnet"
     for name in ("..", ".", "", "/", "../..", "..."):
         assert safe_name(name) not in ("", ".", "..") and "/" not in safe_name(name)
 

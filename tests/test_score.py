@@ -59,7 +59,11 @@ def test_offline_lpips_is_unavailable_with_the_reason(tmp_path: Path, capsys: py
     code, out, _ = run(["score", str(image), str(image)], capsys)
     assert code == 0
     assert "lpips: unavailable: LPIPS-alex needs its ImageNet backbone" in out
-    assert out.splitlines()[2].split()[-1] == "n/a"
+    row = out.splitlines()[2].split()
+    assert row[-1] == "n/a" and row[3] == "100"  # identical images: PSNR capped at 100 dB, as aggregates are
+    code, out, _ = run(["score", str(image), str(image), "--json"], capsys)
+    result = json.loads(out)  # strict JSON: no NaN or Infinity
+    assert result["pairs"][0]["lpips"] is None and result["pairs"][0]["psnr"] == 100.0
 
 
 def test_folders_pair_by_sample_key_and_write_rows_and_the_mean(tmp_path: Path,
@@ -111,12 +115,14 @@ def test_saved_predictions_score_as_the_evaluation_did(tmp_path: Path, capsys: p
                           training_sequences(config)[0])
     device = pick_device("cpu")
     models, _ = build_baselines(("copy_input", "oracle"), data, device, batch_size=2)
+    stale = save(render(grid(0), SPEC), tmp_path / "eval" / "predictions" / "oracle" / "test_id" / "00000099_pred.png")
     result = evaluate_predictors(models, data, tmp_path / "eval", device=device, batch_size=2, save_predictions=True)
     for index in range(len(dataset)):
         save(to_uint8_image(dataset[index]["target"].numpy()), tmp_path / "split" / f"{index:08d}_target.png")
     for name in ("copy_input", "oracle"):
         folder = tmp_path / "eval" / "predictions" / name / "test_id"
         assert sorted(p.name for p in folder.iterdir()) == [f"{i:08d}_pred.png" for i in range(5)]
+        assert not stale.exists()  # an earlier evaluation's image is not left beside the new ones
         code, out, _ = run(["score", str(folder), str(tmp_path / "split"), "--metrics", "mse,ssim", "--json"], capsys)
         assert code == 0
         scored = json.loads(out)["mean"]

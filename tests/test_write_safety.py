@@ -99,7 +99,8 @@ def test_a_full_disk_while_saving_a_checkpoint_is_one_os_error_and_no_temp_file(
     monkeypatch.setattr(torch, "save", full_disk)
     with pytest.raises(OSError) as caught:
         save_checkpoint(tmp_path / "checkpoints" / "last.pt", {"step": 1})
-    assert "is the disk full" in str(caught.value) and caught.value.filename == str(tmp_path / "checkpoints" / "last.pt")
+    assert "is the disk full" in str(caught.value)
+    assert caught.value.filename == str(tmp_path / "checkpoints" / "last.pt")
     assert os.listdir(tmp_path / "checkpoints") == []
 
 

@@ -147,11 +147,16 @@ def score_pairs(
             rows.append({"key": pair.key, "pred": str(pair.pred), "target": str(pair.target),
                          **{name: _reported(name, float(result[name][row])) for name in metrics}})
     mean = summarize({name: parts for name, parts in values.items()})
+    rows.sort(key=lambda row: row["key"])
     return Scores(tuple(metrics), rows, mean, status, list(unpaired))
 
 
 def _reported(name: str, value: float) -> float:
-    return value * 100 if METRICS[name].percent else value
+    """A value on the reporting scale: accuracies in percent, PSNR capped as aggregates cap it."""
+    spec = METRICS[name]
+    if spec.cap is not None:
+        value = min(value, spec.cap)
+    return value * 100 if spec.percent else value
 
 
 def _batches(pairs: Sequence[Pair]) -> list[list[Pair]]:

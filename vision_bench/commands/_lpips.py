@@ -29,8 +29,27 @@ def prepare_lpips(net: str, offline: bool) -> None:
         return
     try:
         get_lpips_weights([net], report=_note)
-    except FetchError as error:
+    except (FetchError, OSError) as error:
         _note(f"warning: LPIPS will be unavailable: {error}")
+
+
+def prepare_lpips_loss(loss: object, offline: bool) -> None:
+    """For a training loss with LPIPS terms (`mse+0.1*lpips`): fetch their weights unless offline,
+    then refuse to start, before anything is written, when one is still missing."""
+    if not isinstance(loss, str) or "lpips" not in loss:
+        return
+    from vision_bench.errors import ConfigError
+    from vision_bench.models.heads import parse_rgb_loss
+    from vision_bench.weights.lpips import WeightsProblem, find_backbone
+
+    for _, term in parse_rgb_loss(loss):
+        if term.startswith("lpips:"):
+            net = term.split(":")[1]
+            prepare_lpips(net, offline)
+            try:
+                find_backbone(net)
+            except WeightsProblem as error:
+                raise ConfigError(f"loss {loss!r}: {error}") from None
 
 
 def _note(message: str) -> None:

@@ -69,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _write(scores, args.out)
     if args.json:
-        print(json.dumps({"metrics": list(scores.metrics), "pairs": scores.rows, "mean": _finite(scores.mean),
-                          "status": scores.status, "unpaired": [str(p) for p in unpaired]}, indent=2))
+        rows = [{**row, **_finite({m: row[m] for m in scores.metrics})} for row in scores.rows]
+        print(json.dumps({"metrics": list(scores.metrics), "pairs": rows, "mean": _finite(scores.mean),
+                          "status": scores.status, "unpaired": [str(p) for p in unpaired]}, indent=2,
+                         allow_nan=False))
         return 0
     _print_table(scores)
     return 0

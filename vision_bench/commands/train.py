@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips_loss
+
 NAME = "train"
 HELP = "train an image-to-image model from a YAML config (checkpoints, resume, multi-process)"
 DEFAULT_RUNS_DIR = Path("runs")
@@ -20,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="run directory (default: runs/<config name>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from checkpoints/last.pt")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_lpips_arguments(parser, net=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.train.distributed import context_from_environment
 
     config = TrainConfig.from_yaml(args.config)
+    prepare_lpips_loss(config.model.options.get("loss"), args.offline)
     run_dir = args.out if args.out is not None else DEFAULT_RUNS_DIR / args.config.stem
     result = train(config, run_dir, resume=args.resume, progress=not args.no_progress)
     if context_from_environment().is_main:

@@ -3,9 +3,9 @@
 A reader (or a re-run after `kill -9`) therefore sees either the complete old file, the complete new
 file or no file, never half of one. The temporary file is created exclusively (`O_EXCL`, never
 through a symlink) under a random name, and the rename replaces a symlink at the target rather than
-writing through it, so nothing pre-placed in the folder can redirect a write. A failing write (a full disk) removes its temporary file and
-re-raises the `OSError` with the target's path, so the message names the file that could not be
-written.
+writing through it, so nothing pre-placed in the folder can redirect a write. A failing write (a
+full disk) removes its temporary file and re-raises the `OSError` with the target's path, so the
+message names the file that could not be written.
 """
 
 from __future__ import annotations
@@ -83,4 +83,5 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, fsync: bool = 
     atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
 
 
-__all__ = ["TEMP_MARK", "append_line", "atomic_output", "atomic_write_bytes", "atomic_write_text", "is_temp_file", "temp_path_for"]
+__all__ = ["TEMP_MARK", "append_line", "atomic_output", "atomic_write_bytes", "atomic_write_text", "is_temp_file",
+           "temp_path_for"]

