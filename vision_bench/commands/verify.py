@@ -23,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
     for problem in report.problems:
         print(f"{report.root / problem.path}: {problem.message}", file=sys.stderr)
     if not report.ok:
-        print(f"vision-bench verify: {len(report.problems)} problem(s) in {report.root}", file=sys.stderr)
+        print(f"vision-bench verify: {len(report.problems)} problem(s) in {report.root}; re-run the "
+              "`vision-bench export` command that made it (same settings and --out): it rewrites the damaged "
+              "shards and keeps the rest", file=sys.stderr)
         return 1
     counts = ", ".join(f"{split} {count}" for split, count in report.counts.items())
     checked = "sizes" if args.quick else "checksums"

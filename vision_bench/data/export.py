@@ -30,6 +30,7 @@ from vision_bench.data.manifest import (
     MANIFEST_NAME,
     FileRecord,
     canonical_json,
+    digest_file,
     fingerprint,
     library_versions,
     read_manifest,
@@ -142,12 +143,13 @@ def _read_marker(root: Path, shard: Shard, expected_fingerprint: str) -> Records
 
 
 def _is_complete(root: Path, records: Records | None) -> bool:
-    """Recorded, and every recorded file present with its recorded size."""
+    """Recorded, and every recorded file present with its recorded size and SHA-256 (damage that
+    keeps a file's size is found too, so a re-run rewrites that shard)."""
     if not records:
         return False
     for name, record in records.items():
         path = root / name
-        if not path.is_file() or path.stat().st_size != record.size:
+        if not path.is_file() or path.stat().st_size != record.size or digest_file(path).sha256 != record.sha256:
             return False
     return True
 
@@ -182,12 +184,13 @@ def _claim(root: Path, settings: dict[str, Any], expected_fingerprint: str, fini
             claimed = json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
         except (UnicodeDecodeError, json.JSONDecodeError):
             claimed = None
-        if claimed != expected_fingerprint:
+        if claimed == expected_fingerprint:
+            return
+        if not _holds_only_a_failed_start(root, path):
             raise DataError(
                 f"{path}: {root} holds another export in progress (other settings); "
                 "use another --out directory or delete this one"
             )
-        return
     if not finished and any(entry.name != PROGRESS_DIR for entry in root.iterdir()):
         raise DataError(
             f"{root} is not empty and holds no export (no {MANIFEST_NAME}, no {PROGRESS_DIR}/{CLAIM_NAME}); "
@@ -195,6 +198,12 @@ def _claim(root: Path, settings: dict[str, Any], expected_fingerprint: str, fini
         )
     path.parent.mkdir(exist_ok=True)
     atomic_write_text(path, canonical_json({"fingerprint": expected_fingerprint, "settings": settings}), fsync=True)
+
+
+def _holds_only_a_failed_start(root: Path, claim: Path) -> bool:
+    """True when `root` holds nothing but a claim (and temporary files): an export that failed
+    before finishing any file, which a corrected command may take over."""
+    return all(p == claim or p.is_dir() or is_temp_file(p) for p in root.rglob("*"))
 
 
 def settings_of(config: Any, spec: RenderSpec, options: ExportOptions) -> dict[str, Any]:
@@ -260,6 +269,8 @@ def export_dataset(
     `workers` local processes write them. The manifest is written once every shard is complete.
     """
     options = options or ExportOptions()
+    if workers < 1:
+        raise DataError(f"--workers must be at least 1, got {workers}")
     root = Path(out)
     counts = sources.split_counts(config)
     shards = plan_shards(counts, options.shard_size)
