@@ -48,3 +48,33 @@ def test_a_failed_start_does_not_block_the_corrected_command(tmp_path: Path,
     capsys.readouterr()
     assert main(base) == 0  # the corrected command takes the folder over
     assert verify_export(out).ok
+
+
+BENCH = {"experiments": ["envgen/G1/1"], "seeds": [0], "baselines": [],
+         "models": [{"name": "unet:test_resnet", "options": {"decoder_width": 4}},
+                    {"name": "unet:test_resnetz", "options": {"decoder_width": 4}}],
+         "data": {"n_train": 8, "n_val": 2, "n_test": 2, "spec": {"size": [32, 32]}},
+         "train": {"training": {"max_steps": 1, "batch_size": 2}}}
+
+
+def test_bench_checks_every_model_before_anything_runs_or_is_written(tmp_path: Path) -> None:
+    from vision_bench.bench import run_bench
+    from vision_bench.errors import UserError
+
+    with pytest.raises(UserError, match="test_resnetz"):
+        run_bench(BENCH, tmp_path / "bench", progress=False)
+    assert not (tmp_path / "bench").exists()
+
+
+def test_bench_refuses_a_folder_of_another_bench(tmp_path: Path) -> None:
+    from vision_bench.bench import run_bench
+    from vision_bench.errors import ConfigError
+
+    config = {**BENCH, "models": BENCH["models"][:1]}
+    out = tmp_path / "bench"
+    out.mkdir()
+    (out / "bench.yaml").write_text("name: envgen_g1\nexperiments: [envgen/G1/2]\n")
+    with pytest.raises(ConfigError, match="holds another bench"):
+        run_bench(config, out, progress=False)
+    assert (out / "bench.yaml").read_text().startswith("name: envgen_g1")
+    assert sorted(p.name for p in out.iterdir()) == ["bench.yaml"]

@@ -27,6 +27,7 @@ from vision_bench.bench.config import BenchConfig, ModelEntry, alpha_of, resolve
 from vision_bench.bench.report import write_report
 from vision_bench.bench.summary import build_report
 from vision_bench.bench.tables import summary_rows, text_table
+from vision_bench.data.atomic import atomic_write_text
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics, safe_name
 from vision_bench.evaluation.run import OUTPUT_DIR
@@ -56,6 +57,10 @@ class _Cell:
     def label(self) -> str:
         who = self.model.display if self.model else "baselines"
         return f"{who} / {self.experiment}" + (f" / seed {self.seed}" if self.seed is not None else "")
+
+BENCH_FILE = "bench.yaml"
+PROBE_STUDY = "envgen/G1/1"
+"""Any study: model checks need a dataset section, and the models do not depend on which."""
 
 
 def _experiment_dir(experiment: str) -> str:
@@ -87,6 +92,27 @@ class _Bench:
             except ValueError as error:
                 raise ConfigError(f"data.spec: {error}") from None
         return self._spec
+
+    def check_models(self) -> None:
+        """Every model's train config, and the model itself built on the meta device (no memory, no
+        weights), before anything runs or is written: a bad name or option fails at once, not when
+        its cell starts."""
+        import torch
+
+        from vision_bench.train import TrainConfig
+        from vision_bench.train.components import build_model
+
+        for model in self.config.models:
+            data = {
+                **model.train_sections(self.config.train),
+                "seed": self.config.seeds[0],
+                "dataset": {"study": PROBE_STUDY, "spec": self.spec.to_dict()},
+                "model": {"name": model.name, "options": dict(model.options)},
+            }
+            train_config = TrainConfig.from_dict(data, source=f"bench model {model.display}")
+            if "pretrained_file" not in model.options:  # a weights file is read when its cell starts
+                with torch.device("meta"):
+                    build_model(train_config, self.spec)
 
     def run_dir(self, cell: _Cell) -> Path:
         if cell.model is None:
@@ -204,10 +230,11 @@ def run_bench(
     config = load_bench_config(config)
     out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     bench = _Bench(config, out_dir, progress)
+    bench.check_models()
+    resolved = yaml.safe_dump({**config.to_dict(), "experiments": bench.experiments}, sort_keys=False)
+    _check_out_dir(out_dir, resolved)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "bench.yaml").write_text(
-        yaml.safe_dump({**config.to_dict(), "experiments": bench.experiments}, sort_keys=False), encoding="utf-8"
-    )
+    atomic_write_text(out_dir / BENCH_FILE, resolved)
     computed, skipped, cells = [], [], []
     plan = bench.cells()
     for cell in tqdm(plan, desc="bench", unit="cell", disable=not progress):
@@ -219,6 +246,19 @@ def run_bench(
         cells.extend(bench.results(cell))
     report_md, report_html = write_report(build_report(config, cells, out_dir), out_dir)
     return BenchResult(out_dir, config, cells, report_md, report_html, computed, skipped)
+
+
+def _check_out_dir(out_dir: Path, resolved: str) -> None:
+    """Refuse a folder that holds another bench (another config) or other results; the same config resumes."""
+    existing = out_dir / BENCH_FILE
+    if existing.is_file():
+        if existing.read_text(encoding="utf-8") != resolved:
+            raise ConfigError(
+                f"{out_dir} holds another bench ({BENCH_FILE} differs from this config); use another --out, "
+                "or delete the folder to start over"
+            )
+    elif any((out_dir / name).exists() for name in ("runs", "baselines", "report.md")):
+        raise ConfigError(f"{out_dir} holds results but no {BENCH_FILE}; use another --out or delete the folder")
 
 
 def summary_table(result: BenchResult) -> str:
