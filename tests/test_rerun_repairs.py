@@ -78,3 +78,58 @@ def test_bench_refuses_a_folder_of_another_bench(tmp_path: Path) -> None:
         run_bench(config, out, progress=False)
     assert (out / "bench.yaml").read_text().startswith("name: envgen_g1")
     assert sorted(p.name for p in out.iterdir()) == ["bench.yaml"]
+
+
+def test_a_failed_evaluation_leaves_no_half_written_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from vision_bench.data.onthefly import OnTheFlyDataset
+    from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_predictors, outputs, pick_device
+    from vision_bench.evaluation.data import training_sequences
+
+    config = TaskConfig.from_dict(CONFIG)
+    spec = RenderSpec(size=(32, 32))
+    data = EvaluationData(spec, {"test_id": OnTheFlyDataset(config, "test_id", spec)},
+                          OnTheFlyDataset(config, "train", spec), training_sequences(config)[0])
+    models, _ = build_baselines(("copy_input",), data, pick_device("cpu"), batch_size=2)
+    out = tmp_path / "evaluation"
+    evaluate_predictors(models, data, out, device=pick_device("cpu"), batch_size=2)
+    assert (out / "metrics.json").is_file()
+
+    def full_disk(path: Path, data: object) -> Path:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(outputs, "write_json", full_disk)
+    with pytest.raises(OSError):
+        evaluate_predictors(models, data, out, device=pick_device("cpu"), batch_size=2, save_predictions=True)
+    assert list(out.iterdir()) == []
+
+
+def test_compare_metrics_checks_its_paths_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare-metrics", "--out", str(tmp_path / "cmp"), "--run", str(tmp_path / "nope")]) == 2
+    assert "--run" in capsys.readouterr().err and not (tmp_path / "cmp").exists()
+
+
+def test_generate_removes_what_a_killed_run_left(tmp_path: Path) -> None:
+    out = tmp_path / "tasks"
+    out.mkdir()
+    leftovers = [out / "..train.parquet.partial.123.tmp", out / ".train.parquet.tmp-123-abcd",
+                 out / ".val_id.parquet.partial"]
+    for path in leftovers:
+        path.write_bytes(b"half")
+    assert main(["generate", "--study", "envgen/G1/1", "--out", str(out), "--n-train", "2", "--n-val", "1",
+                 "--n-test", "1"]) == 0
+    assert not any(path.exists() for path in leftovers)
+
+
+def test_train_finds_a_data_error_before_writing_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "train_smoke.yaml").read_text())
+    config["dataset"] = {"task": {"transformations": ["translate_up"], "grid_height": [3, 3], "grid_width": [3, 3],
+                                  "n_objects": [9, 9]}, "n_train": 8, "n_val": 2, "spec": {"size": [32, 32]}}
+    path = tmp_path / "train.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", str(path), "--out", str(tmp_path / "run")]) == 2
+    assert "cannot fit" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
+    for option, path in (("--run", args.run), ("--data", args.data), ("--spec", args.spec)):
+        if path is not None and not path.exists():
+            raise ConfigError(f"{option} {path} does not exist; check the path")
     if args.data is not None:
         if args.study is not None or args.spec is not None:
             raise ConfigError("--data brings its own targets and render spec; drop --study / --spec")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,20 @@ GAP_SPLITS = (("test_id", "test_ood"), ("val_id", "val_ood"))
 
 class EvaluationFileError(UserError):
     """An evaluation output that is missing or was not written by `vision-bench evaluate`."""
+
+
+def remove_outputs(out_dir: Path, predictors: Iterable[str]) -> None:
+    """Remove what an evaluation of `predictors` writes into `out_dir` (after a failure)."""
+    import shutil
+
+    (out_dir / SAMPLES_FILE).unlink(missing_ok=True)
+    for name in predictors:
+        for folder in (out_dir / SHEETS_DIR / safe_name(name), out_dir / PREDICTIONS_DIR / safe_name(name)):
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder, ignore_errors=True)
+    for folder in (out_dir / SHEETS_DIR, out_dir / PREDICTIONS_DIR):
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:

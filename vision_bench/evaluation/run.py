@@ -123,7 +123,30 @@ def evaluate_predictors(
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    device = device or pick_device()
+    (out_dir / outputs.METRICS_FILE).unlink(missing_ok=True)  # its presence means "finished"
+    try:
+        return _evaluate_into(predictors, data, out_dir, main=main, device=device or pick_device(),
+                              batch_size=batch_size, lpips=lpips, sheet_samples=sheet_samples, extra=extra,
+                              progress=progress, save_predictions=save_predictions)
+    except BaseException:
+        outputs.remove_outputs(out_dir, predictors)  # nothing half-written is left beside the old files
+        raise
+
+
+def _evaluate_into(
+    predictors: Mapping[str, torch.nn.Module],
+    data: EvaluationData,
+    out_dir: Path,
+    *,
+    main: str | None,
+    device: torch.device,
+    batch_size: int,
+    lpips: torch.nn.Module | str | None,
+    sheet_samples: int,
+    extra: Mapping[str, Any] | None,
+    progress: bool,
+    save_predictions: bool,
+) -> EvaluationResult:
     started = time.perf_counter()
     results: dict[str, dict[str, SplitEvaluation]] = {name: {} for name in predictors}
     for split, dataset in data.splits.items():

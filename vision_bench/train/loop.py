@@ -10,6 +10,7 @@ epoch, so a resumed run repeats the uninterrupted one exactly on CPU.
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +176,9 @@ class _Run:
                 raise ConfigError(
                     f"{self.run_dir} already holds a training run; pass --resume to continue it or choose another --out"
                 )
+            for dataset in self.datasets.values():  # a data error shows up here, before the first write
+                if len(dataset):
+                    dataset[0]
             if self.context.is_main:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
@@ -229,9 +233,18 @@ class _Run:
     # ----------------------------------------------------------------- the loop
 
     def execute(self, resume: bool, stop_at_step: int | None) -> TrainResult:
+        fresh_dir = not resume and not self.run_dir.exists()
         payload = self._prepare_run_dir(resume)
         if payload is not None:
             self._restore(payload)
+        try:
+            return self._execute(payload, resume, stop_at_step)
+        except UserError:
+            if fresh_dir and self.context.is_main and not self.last_path.exists():
+                shutil.rmtree(self.run_dir, ignore_errors=True)  # a failed start leaves nothing half-written
+            raise
+
+    def _execute(self, payload: dict[str, Any] | None, resume: bool, stop_at_step: int | None) -> TrainResult:
         logger = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=self.step if resume else None)
         if self.runtime.notes:
             logger.log({"kind": "note", "step": self.step, "notes": list(self.runtime.notes)})
