@@ -127,7 +127,7 @@ def test_train_finds_a_data_error_before_writing_the_run(tmp_path: Path, capsys:
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "train_smoke.yaml").read_text())
     config["dataset"] = {"task": {"transformations": ["translate_up"], "grid_height": [3, 3], "grid_width": [3, 3],
-                                  "n_objects": [9, 9]}, "n_train": 8, "n_val": 2, "spec": {"size": [32, 32]}}
+                                  "n_objects": [9, 9]}, "n_train": 32, "n_val": 2, "spec": {"size": [32, 32]}}
     path = tmp_path / "train.yaml"
     path.write_text(yaml.safe_dump(config))
     assert main(["train", str(path), "--out", str(tmp_path / "run")]) == 2
