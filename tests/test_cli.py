@@ -53,8 +53,9 @@ def test_os_error_names_the_file(capsys: pytest.CaptureFixture[str]) -> None:
     def disk_full(_: argparse.Namespace) -> int:
         raise OSError(errno.ENOSPC, "No space left on device", "/data/out.png")
 
-    assert run_command("demo", disk_full, argparse.Namespace()) == 1
-    assert capsys.readouterr().err == "vision-bench demo: error: No space left on device: /data/out.png\n"
+    assert run_command("demo", disk_full, argparse.Namespace()) == 2
+    assert capsys.readouterr().err == ("vision-bench demo: error: No space left on device: /data/out.png; free some "
+                                       "space and re-run the same command (it resumes or starts clean)\n")
 
 
 def test_bad_arguments_exit_2_without_traceback() -> None:

@@ -200,7 +200,7 @@ def test_grids_export_full_disk_leaves_nothing(config: TaskConfig, tmp_path: Pat
     assert error.value.filename == str(tmp_path / "train/part-00000.parquet")
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["export.json"]
     out = tmp_path / "cli"
-    assert main(["export", "--study", "envgen/G1/1", "--n-train", "2", "--out", str(out)]) == 1
+    assert main(["export", "--study", "envgen/G1/1", "--n-train", "2", "--out", str(out)]) == 2
     assert f"No space left on device: {out / 'train/part-00000.parquet'}" in capsys.readouterr().err
     assert not (out / MANIFEST_NAME).exists()
 

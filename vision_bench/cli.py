@@ -8,6 +8,7 @@ Every module in `vision_bench.commands` that defines `NAME`, `HELP`, `add_argume
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import pkgutil
 import sys
@@ -18,8 +19,18 @@ from vision_bench import __version__, commands
 from vision_bench.errors import UserError
 
 EXIT_USER_ERROR = 2
-EXIT_OS_ERROR = 1
 EXIT_INTERRUPTED = 130
+OS_ERROR_FIXES = {
+    errno.ENOENT: "check the path",
+    errno.ENOSPC: "free some space and re-run the same command (it resumes or starts clean)",
+    errno.EDQUOT: "free some space and re-run the same command (it resumes or starts clean)",
+    errno.EACCES: "check the permissions, or choose another folder",
+    errno.EPERM: "check the permissions, or choose another folder",
+    errno.EROFS: "the file system is read-only; choose another folder",
+    errno.EISDIR: "give a file, not a folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder; check the path",
+    errno.ELOOP: "the path is a symbolic link, which is not followed; remove the link or choose another path",
+}
 
 
 def _command_modules() -> list[ModuleType]:
@@ -48,19 +59,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_command(name: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """Run one command; map user errors and OS errors (a full disk, a missing file) to one line each."""
+    """Run one command; map user errors and OS errors (a full disk, a missing file) to one line each,
+    exit 2."""
     try:
         return int(run(args) or 0)
     except UserError as error:
         print(f"vision-bench {name}: error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR
     except OSError as error:
-        where = f": {error.filename}" if getattr(error, "filename", None) else ""
-        print(f"vision-bench {name}: error: {error.strerror or error}{where}", file=sys.stderr)
-        return EXIT_OS_ERROR
+        print(f"vision-bench {name}: error: {os_error_message(error)}", file=sys.stderr)
+        return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print(f"vision-bench {name}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def os_error_message(error: OSError) -> str:
+    """'<what went wrong>: <file>; <what to do>' for a failed file operation."""
+    where = f": {error.filename}" if getattr(error, "filename", None) else ""
+    fix = OS_ERROR_FIXES.get(error.errno or 0)
+    return f"{error.strerror or error}{where}" + (f"; {fix}" if fix else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field, ValidationError
+
 from vision_bench import __version__
 from vision_bench.data.atomic import atomic_write_text
 from vision_bench.data.errors import ManifestError
@@ -108,7 +110,40 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
     missing = [key for key in ("format", "splits", "shards", "settings") if key not in manifest]
     if missing:
         raise ManifestError(f"{path}: missing field(s) {', '.join(missing)}; re-export the data")
+    try:
+        _ManifestLayout.model_validate(manifest)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise ManifestError(f"{path}: {where}: {problem['msg']} (the manifest is damaged); re-run the "
+                            "`vision-bench export` command that made it, or re-export the data") from None
     return manifest
+
+
+class _FileEntry(BaseModel):
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern="^[0-9a-f]{64}$")
+
+
+class _ShardEntry(BaseModel):
+    split: str
+    start: int = Field(ge=0)
+    stop: int = Field(ge=0)
+    files: dict[str, _FileEntry]
+
+
+class _SplitEntry(BaseModel):
+    count: int = Field(ge=0)
+    shards: int = Field(ge=0)
+
+
+class _ManifestLayout(BaseModel):
+    """The parts of a manifest that `verify`, resumes and readers rely on (other keys are free)."""
+
+    format: str
+    splits: dict[str, _SplitEntry]
+    shards: dict[str, _ShardEntry]
+    settings: dict[str, object]
 
 
 def shard_file_records(manifest: Mapping[str, Any]) -> dict[str, dict[str, FileRecord]]:

@@ -27,9 +27,9 @@ import multiprocessing
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from multiprocessing.pool import AsyncResult
 from typing import TypeVar
 
 import numpy as np
@@ -38,7 +38,14 @@ from vision_bench.errors import InfeasibleConfigError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.placement import Canvas, PlacementShape
-from vision_bench.tasks.planning import LIBRARY, Choice, Plan, Sequence, placement_shape, plan_for
+from vision_bench.tasks.planning import (
+    LIBRARY,
+    Choice,
+    Plan,
+    Sequence,
+    placement_shape,
+    plan_for,
+)
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
 
 OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.025, "test_ood": 0.025}
@@ -260,24 +267,31 @@ def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSampl
 
 def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
     """The results of `_generate_range` over `jobs`, in order, from `workers - 1` helper processes and this one."""
+    from vision_bench.data.pool import result_of, worker_pool
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     window = 2 * (workers - 1)
-    slots: dict[int, AsyncResult | list[object]] = {}
+    slots: dict[int, Future[object] | list[object]] = {}
     upcoming = 0
     freezing = gc.get_freeze_count() == 0  # a caller's own freeze is left as it is
     if freezing:
         gc.freeze()
     try:
-        with multiprocessing.get_context(method).Pool(workers - 1) as pool:
-            for wanted in range(len(jobs)):
-                while upcoming < len(jobs) and sum(isinstance(slot, AsyncResult) for slot in slots.values()) < window:
-                    slots[upcoming] = pool.apply_async(_generate_range, (jobs[upcoming],))
-                    upcoming += 1
-                while upcoming < len(jobs) and isinstance(slots[wanted], AsyncResult) and not slots[wanted].ready():
-                    slots[upcoming] = [_generate_range(jobs[upcoming])]
-                    upcoming += 1
-                slot = slots.pop(wanted)
-                yield slot[0] if isinstance(slot, list) else slot.get()
+        with worker_pool(workers - 1, method, single_threaded=False) as pool:
+            try:
+                for wanted in range(len(jobs)):
+                    while upcoming < len(jobs) and sum(isinstance(s, Future) for s in slots.values()) < window:
+                        slots[upcoming] = pool.submit(_generate_range, jobs[upcoming])
+                        upcoming += 1
+                    while upcoming < len(jobs) and isinstance(slots[wanted], Future) and not slots[wanted].done():
+                        slots[upcoming] = [_generate_range(jobs[upcoming])]
+                        upcoming += 1
+                    slot = slots.pop(wanted)
+                    yield slot[0] if isinstance(slot, list) else result_of(slot)
+            finally:
+                for slot in slots.values():  # stopped early (an error, Ctrl-C): queued chunks are not run
+                    if isinstance(slot, Future):
+                        slot.cancel()
     finally:
         if freezing:
             gc.unfreeze()

@@ -1,0 +1,85 @@
+"""The one process pool: a dead worker is one clear error within seconds, never a hang, and no
+worker outlives the command that started it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process parents from /proc")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def command(*argv: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "vision_bench", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_a_killed_generate_worker_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
+    process = command("generate", "--study", "envgen/G1/1", "--n-train", "400000", "--n-val", "1", "--n-test", "1",
+                      "--workers", "2", "--out", str(tmp_path / "tasks"))
+    try:
+        assert wait_for(lambda: children(process.pid), 60), "no worker started"
+        time.sleep(1.0)
+        workers = [pid for pid in children(process.pid) if alive(pid)]
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 2
+    assert "a worker process died" in err and "Traceback" not in err
+    assert not list((tmp_path / "tasks").glob("*.parquet"))
+
+
+@pytest.mark.slow
+def test_no_export_worker_outlives_a_killed_parent(tmp_path: Path) -> None:
+    process = command("export", "--study", "envgen/G1/1", "--n-train", "20000", "--n-val", "1", "--n-test", "1",
+                      "--workers", "2", "--shard-size", "500", "--out", str(tmp_path / "data"))
+    try:
+        assert wait_for(lambda: len(children(process.pid)) >= 2, 60), "no workers started"
+        time.sleep(2.0)
+        spawned = children(process.pid)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert wait_for(lambda: not any(alive(pid) for pid in spawned), 15), [p for p in spawned if alive(p)]
