@@ -46,9 +46,10 @@ def wait_for(condition, timeout: float) -> bool:
 
 
 def command(*argv: str) -> subprocess.Popen:
+    """The command in a session of its own, so that Ctrl-C can be sent to its whole process group."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "vision_bench", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
 
 
 @pytest.mark.slow
@@ -83,3 +84,21 @@ def test_no_export_worker_outlives_a_killed_parent(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
     assert wait_for(lambda: not any(alive(pid) for pid in spawned), 15), [p for p in spawned if alive(p)]
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_generate_prints_no_worker_traceback(tmp_path: Path) -> None:
+    process = command("generate", "--study", "envgen/G1/1", "--n-train", "400000", "--n-val", "1", "--n-test", "1",
+                      "--workers", "2", "--out", str(tmp_path / "tasks"))
+    try:
+        assert wait_for(lambda: children(process.pid), 60), "no worker started"
+        time.sleep(1.0)
+        workers = children(process.pid)
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert err.strip().splitlines()[-1] == "vision-bench generate: interrupted" and "Traceback" not in err
+    assert wait_for(lambda: not any(alive(pid) for pid in workers), 15)

@@ -83,6 +83,9 @@ def os_error_message(error: OSError) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen command."""
+    for stream in (sys.stdout, sys.stderr):  # a path that is not valid UTF-8 is printed escaped, never an error
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     return run_command(args.command, args._run, args)
 

@@ -111,7 +111,8 @@ def _write(scores: Scores, path: Path) -> None:
     table = pa.table(dict(scores_table(scores)))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(path) as temp:
-        if path.suffix.lower() == ".csv":
-            pacsv.write_csv(table, temp)
-        else:
-            pq.write_table(table, temp)
+        with open(temp, "wb") as handle:  # an open file: pyarrow cannot encode a non-UTF-8 file name
+            if path.suffix.lower() == ".csv":
+                pacsv.write_csv(table, handle)
+            else:
+                pq.write_table(table, handle)

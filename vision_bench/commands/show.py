@@ -78,6 +78,7 @@ def _contact_sheet(records: list[Any], inputs: Any, outputs: Any) -> Any:
             ax.set_yticks([])
             for spine in ax.spines.values():
                 spine.set_color("0.6")  # a frame, so that a white background still shows the image's extent
-            ax.set_title("\n".join(textwrap.wrap(title, 28)), fontsize=7)
+            printable = title.encode("utf-8", "backslashreplace").decode("utf-8")  # a non-UTF-8 file name
+            ax.set_title("\n".join(textwrap.wrap(printable, 28)), fontsize=7)
     figure.tight_layout()
     return figure

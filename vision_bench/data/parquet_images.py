@@ -69,7 +69,8 @@ def write_parquet_file(root: Path, name: str, table: pa.Table) -> dict[str, File
 def read_parquet_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     """A Parquet file's table; a damaged or truncated file raises `CorruptFileError` naming it."""
     try:
-        return pq.read_table(path, columns=list(columns) if columns is not None else None)
+        with open(path, "rb") as handle:  # an open file: pyarrow cannot encode a non-UTF-8 file name
+            return pq.read_table(handle, columns=list(columns) if columns is not None else None)
     except (pa.ArrowException, OSError) as error:
         if isinstance(error, FileNotFoundError):
             raise
@@ -79,7 +80,8 @@ def read_parquet_table(path: Path, columns: Sequence[str] | None = None) -> pa.T
 def parquet_rows(path: Path) -> int:
     """Row count from the Parquet footer (no data read)."""
     try:
-        return pq.ParquetFile(path).metadata.num_rows
+        with open(path, "rb") as handle:
+            return pq.ParquetFile(handle).metadata.num_rows
     except (pa.ArrowException, OSError) as error:
         if isinstance(error, FileNotFoundError):
             raise

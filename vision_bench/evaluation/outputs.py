@@ -135,8 +135,8 @@ def write_samples(path: Path, results: Mapping[str, Mapping[str, SplitEvaluation
     if not tables:
         raise EvaluationFileError("nothing was evaluated; give at least one split and one predictor")
     table = pa.concat_tables(tables, promote_options="default")
-    with atomic_output(path) as temporary:
-        pq.write_table(table, temporary)
+    with atomic_output(path) as temporary, open(temporary, "wb") as handle:
+        pq.write_table(table, handle)  # an open file: pyarrow cannot encode a non-UTF-8 file name
     return path
 
 
@@ -175,4 +175,5 @@ def read_samples(path: str | Path) -> pa.Table:
         path = path / SAMPLES_FILE
     if not path.is_file():
         raise EvaluationFileError(f"{path}: no per-sample table; run `vision-bench evaluate` first")
-    return pq.read_table(path)
+    with open(path, "rb") as handle:
+        return pq.read_table(handle)

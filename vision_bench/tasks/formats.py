@@ -65,7 +65,9 @@ def write_tables(tables: Iterable[pa.Table], path: str | Path) -> int:
     rows = 0
     pending: list[pa.Table] = []
     pending_rows = 0
-    with atomic_output(path) as temporary, pq.ParquetWriter(temporary, SCHEMA, compression="zstd") as writer:
+    # pyarrow is given open files, not paths: it cannot encode a file name that is not valid UTF-8
+    with atomic_output(path) as temporary, open(temporary, "wb") as handle, \
+            pq.ParquetWriter(handle, SCHEMA, compression="zstd") as writer:
         for table in tables:
             pending.append(table)
             pending_rows += table.num_rows
@@ -168,7 +170,8 @@ def _read_arc(path: Path) -> list[TaskSample]:
 
 def _read_parquet(path: Path) -> list[TaskSample]:
     try:
-        table = pq.read_table(path)
+        with open(path, "rb") as handle:  # an open file: pyarrow cannot encode a non-UTF-8 file name
+            table = pq.read_table(handle)
     except (pa.ArrowException, OSError) as error:
         if isinstance(error, FileNotFoundError):
             raise
