@@ -1,14 +1,15 @@
 """The project's one local process pool: export shards (`run_tasks`) and generation chunks
-(`tasks.generator`) both run on `worker_pool`.
+(`tasks.generator`) both run on `WorkerPool`.
 
-- A worker that dies (killed, out of memory) breaks the pool: waiting on any of its futures raises
-  `BrokenProcessPool`, which `result_of` turns into one clear error. Nothing waits for ever.
-- Workers watch their parent and exit when it is gone (`kill -9` of the command), so no worker
-  outlives the command that started it.
+- Each worker has its own pipe. A worker that dies (killed, out of memory), even halfway through
+  sending a result, closes its end, so the wait for its result ends at once in one clear error
+  instead of hanging (a shared result queue can be left with half a message and wait for ever).
+- Workers watch their parent and exit when it is gone (`kill -9` of the command), and ignore
+  Ctrl-C, which the command handles: no worker outlives the command, none prints a traceback.
 
 Each task is a module-level function applied to a picklable argument, so the pool works under the
-`spawn` start method (macOS, Windows, and Linux with CUDA loaded). With one worker, tasks run in this
-process: no start-up cost and plain tracebacks while debugging.
+`spawn` start method (macOS, Windows, and Linux with CUDA loaded). With one worker, `run_tasks`
+runs tasks in this process: no start-up cost and plain tracebacks while debugging.
 """
 
 from __future__ import annotations
@@ -18,18 +19,20 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from types import TracebackType
+from typing import Any, TypeVar
 
 from vision_bench.data.errors import DataError
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
-
 PARENT_CHECK_S = 0.5
+STOP_GRACE_S = 5.0
 WORKER_DIED = ("a worker process died (killed, or out of memory); re-run the same command to resume, "
                "with fewer --workers if memory is short")
 
@@ -42,49 +45,131 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _start_worker(parent: int, single_threaded: bool) -> None:
+def _serve(connection: Connection, parent: int, single_threaded: bool) -> None:
+    """A worker: run (function, argument) pairs from `connection` and send back (ok, value)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's to handle: no worker traceback
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
     if single_threaded:  # worker processes share the cores; one OpenCV thread each avoids oversubscription
         import cv2
 
         cv2.setNumThreads(1)
+    while True:
+        try:
+            job = connection.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        function, argument = job
+        try:
+            reply: tuple[bool, Any] = (True, function(argument))
+        except BaseException as error:  # sent back and raised in the parent
+            reply = (False, error)
+        connection.send(reply)
 
 
-def worker_pool(workers: int, start_method: str = "spawn", single_threaded: bool = True) -> ProcessPoolExecutor:
-    """`workers` processes that exit with this one; use as a context manager."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(start_method),
-                               initializer=_start_worker, initargs=(os.getpid(), single_threaded))
+@dataclass
+class _Worker:
+    process: Any
+    connection: Connection
+    tickets: deque[int] = field(default_factory=deque)
 
 
-def result_of(future: Future[Result]) -> Result:
-    """The future's result; a dead worker becomes one clear `DataError`."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise DataError(WORKER_DIED) from None
+class WorkerPool:
+    """`workers` processes with a pipe each. `submit` returns a ticket; `done(ticket)` and
+    `result(ticket)` read results as they come. Use as a context manager: leaving it normally stops
+    the workers, leaving it on an error (or Ctrl-C) kills them."""
+
+    def __init__(self, workers: int, start_method: str = "spawn", single_threaded: bool = True) -> None:
+        context = multiprocessing.get_context(start_method)
+        self._workers: list[_Worker] = []
+        self._results: dict[int, tuple[bool, Any]] = {}
+        self._next_ticket = 0
+        for _ in range(workers):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(theirs, os.getpid(), single_threaded), daemon=True)
+            process.start()
+            theirs.close()  # only the worker holds its end: its death is an end of file here
+            self._workers.append(_Worker(process, ours))
+
+    def submit(self, function: Callable[[Task], Result], argument: Task) -> int:
+        worker = min(self._workers, key=lambda w: len(w.tickets))
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        try:
+            worker.connection.send((function, argument))
+        except (BrokenPipeError, ConnectionResetError):
+            raise DataError(WORKER_DIED) from None
+        worker.tickets.append(ticket)
+        return ticket
+
+    def done(self, ticket: int) -> bool:
+        self._collect(timeout=0)
+        return ticket in self._results
+
+    def result(self, ticket: int) -> Any:
+        while ticket not in self._results:
+            self._collect(timeout=None)
+        ok, value = self._results.pop(ticket)
+        if not ok:
+            raise value
+        return value
+
+    def _collect(self, timeout: float | None) -> None:
+        busy = {worker.connection: worker for worker in self._workers if worker.tickets}
+        for connection in wait(list(busy), timeout):
+            worker = busy[connection]  # type: ignore[index]
+            try:
+                reply = worker.connection.recv()
+            except (EOFError, OSError):
+                raise DataError(WORKER_DIED) from None
+            self._results[worker.tickets.popleft()] = reply
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        for worker in self._workers:
+            if kind is None:
+                try:
+                    worker.connection.send(None)
+                except OSError:
+                    pass
+            else:
+                worker.process.kill()
+        for worker in self._workers:
+            worker.process.join(STOP_GRACE_S)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.connection.close()
 
 
 def run_tasks(
     function: Callable[[Task], Result], tasks: Sequence[Task], workers: int = 1
 ) -> Iterator[Result]:
-    """Yield `function(task)` for every task as each finishes; the first failure cancels the rest."""
+    """Yield `function(task)` for every task, in order; the first failure stops the rest."""
     if workers < 1:
         raise DataError(f"--workers must be at least 1, got {workers}")
     if workers == 1 or len(tasks) <= 1:
         for task in tasks:
             yield function(task)
         return
-    with worker_pool(min(workers, len(tasks))) as pool:
-        pending: set[Future[Result]] = {pool.submit(function, task) for task in tasks}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                for future in done:
-                    yield result_of(future)
-        finally:
-            for future in pending:
-                future.cancel()
+    count = min(workers, len(tasks))
+    with WorkerPool(count) as pool:
+        pending: deque[int] = deque()
+        upcoming = iter(tasks)
+        for task in upcoming:  # two tasks queued per worker keeps every worker busy
+            pending.append(pool.submit(function, task))
+            if len(pending) >= 2 * count:
+                break
+        while pending:
+            result = pool.result(pending.popleft())
+            for task in upcoming:
+                pending.append(pool.submit(function, task))
+                break
+            yield result
 
 
-__all__ = ["WORKER_DIED", "result_of", "run_tasks", "worker_pool"]
+__all__ = ["WORKER_DIED", "WorkerPool", "run_tasks"]

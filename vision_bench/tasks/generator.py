@@ -27,7 +27,6 @@ import multiprocessing
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import TypeVar
@@ -267,31 +266,26 @@ def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSampl
 
 def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
     """The results of `_generate_range` over `jobs`, in order, from `workers - 1` helper processes and this one."""
-    from vision_bench.data.pool import result_of, worker_pool
+    from vision_bench.data.pool import WorkerPool
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     window = 2 * (workers - 1)
-    slots: dict[int, Future[object] | list[object]] = {}
+    slots: dict[int, int | list[object]] = {}  # job -> a pool ticket, or [the result made here]
     upcoming = 0
     freezing = gc.get_freeze_count() == 0  # a caller's own freeze is left as it is
     if freezing:
         gc.freeze()
     try:
-        with worker_pool(workers - 1, method, single_threaded=False) as pool:
-            try:
-                for wanted in range(len(jobs)):
-                    while upcoming < len(jobs) and sum(isinstance(s, Future) for s in slots.values()) < window:
-                        slots[upcoming] = pool.submit(_generate_range, jobs[upcoming])
-                        upcoming += 1
-                    while upcoming < len(jobs) and isinstance(slots[wanted], Future) and not slots[wanted].done():
-                        slots[upcoming] = [_generate_range(jobs[upcoming])]
-                        upcoming += 1
-                    slot = slots.pop(wanted)
-                    yield slot[0] if isinstance(slot, list) else result_of(slot)
-            finally:
-                for slot in slots.values():  # stopped early (an error, Ctrl-C): queued chunks are not run
-                    if isinstance(slot, Future):
-                        slot.cancel()
+        with WorkerPool(workers - 1, method, single_threaded=False) as pool:
+            for wanted in range(len(jobs)):
+                while upcoming < len(jobs) and sum(isinstance(s, int) for s in slots.values()) < window:
+                    slots[upcoming] = pool.submit(_generate_range, jobs[upcoming])
+                    upcoming += 1
+                while upcoming < len(jobs) and isinstance(slots[wanted], int) and not pool.done(slots[wanted]):
+                    slots[upcoming] = [_generate_range(jobs[upcoming])]
+                    upcoming += 1
+                slot = slots.pop(wanted)
+                yield slot[0] if isinstance(slot, list) else pool.result(slot)
     finally:
         if freezing:
             gc.unfreeze()
