@@ -119,7 +119,7 @@ def test_device_rendering_equals_cpu_rendering(config: TaskConfig, exports: dict
 
 
 def test_exported_images_cannot_be_redrawn_with_another_spec(exports: dict[str, Path]) -> None:
-    with pytest.raises(DataError, match="rendered with the spec in its manifest"):
+    with pytest.raises(DataError, match="drawn with the render spec in its manifest"):
         open_export(exports["folder"], "train", RenderSpec(size=(32, 32)))
     other = open_export(exports["folder"], "train", RenderSpec(size=(32, 32)), render_on="device")
     assert "input" not in other[0]

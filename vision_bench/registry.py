@@ -52,10 +52,26 @@ class Registry(Generic[T]):
         return self._descriptions[name]
 
 
+LISTING_COMMANDS = {
+    "metric": "vision-bench metrics",
+    "transformation": "vision-bench transformations",
+    "study": "vision-bench studies",
+    "model family": "vision-bench models",
+    "model": "vision-bench models",
+}
+"""Kind -> the command that lists every known name of that kind."""
+
+
 def unknown_name_message(kind: str, name: str, known: object) -> str:
-    """'unknown KIND NAME; did you mean ...? (N known: see ...)' with difflib close matches."""
+    """'unknown KIND NAME; did you mean ...? (known: ...)' with difflib close matches; a long list
+    is replaced by the command that prints it."""
     names = sorted(str(k) for k in known)  # type: ignore[attr-defined]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    listing = ", ".join(names) if len(names) <= 12 else f"{len(names)} names"
-    return f"unknown {kind} {name!r}{hint} (known: {listing})"
+    if len(names) <= 12:
+        listing = f"known: {', '.join(names)}"
+    elif kind in LISTING_COMMANDS:
+        listing = f"`{LISTING_COMMANDS[kind]}` lists all {len(names)}"
+    else:
+        listing = f"known: {', '.join(names[:12])}, ... ({len(names)} in all)"
+    return f"unknown {kind} {name!r}{hint} ({listing})"

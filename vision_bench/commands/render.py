@@ -51,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
     temp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     temp.mkdir()
     try:
-        count = _write_images(records, spec, temp, args, options)
+        try:
+            count = _write_images(records, spec, temp, args, options)
+        except OSError as error:  # name the file the user asked for, not the hidden folder it is made in
+            name = Path(error.filename).relative_to(temp) if error.filename and str(error.filename).startswith(
+                str(temp)) else None
+            raise OSError(error.errno, error.strerror or str(error), str(out / name) if name else str(out)) from None
         if out.exists():
             out.rmdir()
         os.rename(temp, out)

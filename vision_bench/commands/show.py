@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     spec = RenderSpec.from_yaml(Path(args.spec)) if args.spec else RenderSpec()
     records = read_tasks(args.input)[: args.n]
     if not records:
-        raise ConfigError(f"{args.input} holds no task pairs to show")
+        raise ConfigError(f"{args.input} holds no task pairs to show; give a task file with at least one pair")
     seeds = list(range(len(records)))
     inputs = render_batch([r.input for r in records], spec, seeds)
     outputs = render_batch([r.output for r in records], spec, seeds)

@@ -85,8 +85,10 @@ class ExportDataset(Dataset, ABC):
     def _check_images_match_spec(self) -> None:
         if self.render_on == "cpu" and self.spec != self.export_spec:
             raise DataError(
-                f"{self.root}: its images were rendered with the spec in its manifest; omit spec, "
-                "use render_on='device' to draw the grids with another spec, or re-export"
+                f"{self.root}: its images were drawn with the render spec in its manifest, not with the one asked "
+                "for; drop the other spec (dataset.spec) to use the export's images, export the grids format "
+                "(`vision-bench export --format grids`) to draw them on the training device with any spec, or "
+                "re-export the images with the spec you want"
             )
 
     def __getitem__(self, index: int) -> dict[str, Any]:

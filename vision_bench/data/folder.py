@@ -63,7 +63,8 @@ def count_samples(root: Path, split: str, files: Sequence[str]) -> int:
     rows = sum(parquet_rows(root / name) for name in files if is_metadata_file(name))
     inputs = sum(1 for name in files if Path(name).stem.endswith("_input"))
     if rows != inputs:
-        raise CorruptFileError(f"{root / split}: metadata lists {rows} samples but there are {inputs} input images")
+        raise CorruptFileError(f"{root / split}: metadata lists {rows} samples but there are {inputs} input images; "
+                               "re-run the `vision-bench export` command that made it to repair it")
     return rows
 
 

@@ -100,7 +100,8 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ManifestError(f"{path}: not valid JSON ({error}); re-run the export to rewrite it") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != MANIFEST_KIND:
-        raise ManifestError(f"{path}: not a vision-bench export manifest (no kind {MANIFEST_KIND!r})")
+        raise ManifestError(f"{path}: not a vision-bench export manifest (no kind {MANIFEST_KIND!r}); give a folder "
+                            "written by `vision-bench export`")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise ManifestError(

@@ -164,7 +164,8 @@ def read_metrics(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise EvaluationFileError(f"{path}: not valid JSON ({error}); evaluate again") from None
     if data.get("format") != FORMAT:
-        raise EvaluationFileError(f"{path}: not written by `vision-bench evaluate`")
+        raise EvaluationFileError(f"{path}: not written by `vision-bench evaluate`; run `vision-bench evaluate RUN` "
+                                  "to write it")
     return data
 
 

@@ -138,7 +138,8 @@ def read_tasks(path: str | Path) -> list[TaskSample]:
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".parquet") and not p.name.startswith(".")
                        and p.name != "manifest.json")
         if not files:
-            raise TaskFileError(f"{path}: no .json or .parquet task files in this folder")
+            raise TaskFileError(f"{path}: no .json or .parquet task files in this folder; give a task file or "
+                                "a folder of them")
         return [sample for file in files for sample in read_tasks(file)]
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", str(path))
@@ -153,7 +154,7 @@ def _read_arc(path: Path) -> list[TaskSample]:
     try:
         task = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise TaskFileError(f"{path}: not valid JSON ({error})") from None
+        raise TaskFileError(f"{path}: not valid JSON ({error}); fix the file or fetch it again") from None
     except RecursionError:
         raise TaskFileError(f"{path}: nested too deeply to be an ARC task (grids are lists of rows of integers)") from None
     if not isinstance(task, dict) or not isinstance(task.get("train"), list) or not isinstance(task.get("test"), list):
@@ -175,7 +176,8 @@ def _read_parquet(path: Path) -> list[TaskSample]:
     except (pa.ArrowException, OSError) as error:
         if isinstance(error, FileNotFoundError):
             raise
-        raise TaskFileError(f"{path}: not a readable Parquet file ({error})") from None
+        raise TaskFileError(f"{path}: not a readable Parquet file ({error}); re-create it (`vision-bench generate` "
+                            "writes task files)") from None
     missing = [name for name in PUBLIC_COLUMNS if name not in table.column_names]
     if missing:
         raise TaskFileError(
@@ -189,7 +191,8 @@ def _read_parquet(path: Path) -> list[TaskSample]:
         if all(name in table.column_names for name in PROJECT_COLUMNS):
             return _generated(table, inputs, outputs, suites, keys)
     except (pa.ArrowException, TypeError, ValueError) as error:
-        raise TaskFileError(f"{path}: malformed task columns ({error})") from None
+        raise TaskFileError(f"{path}: malformed task columns ({error}); re-create the file with `vision-bench "
+                            "generate`, or fix its input / output columns") from None
     split = path.stem if path.stem in SPLITS else "train"
     samples = []
     for row, (grid_in, grid_out, suite, key) in enumerate(zip(inputs, outputs, suites, keys)):

@@ -100,6 +100,11 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch.load raises many types for damaged files
+        if "Unsupported global" in str(error):  # weights_only names what the pickle asked to run
+            raise CheckpointError(
+                f"{path}: refused: this file asks to run code when unpickled, which vision-bench never does; "
+                "pass a checkpoint written by `vision-bench train`"
+            ) from None
         raise CheckpointError(
             f"{path}: not a readable checkpoint ({type(error).__name__}: {_first_line(error)}); "
             "the file is corrupt or truncated: delete it and resume from best.pt or start a fresh run"
