@@ -64,7 +64,8 @@ def svib_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
             raise DataError(f"{target}: missing; every SVIB episode folder needs {SVIB_INPUT} and {SVIB_TARGET}")
         pairs.append((source.parent.relative_to(folder).as_posix(), source, target))
     if not pairs:
-        raise DataError(f"{folder}: no SVIB episodes (folders with {SVIB_INPUT} and {SVIB_TARGET}) found")
+        raise DataError(f"{folder}: no SVIB episodes (folders with {SVIB_INPUT} and {SVIB_TARGET}) found; give the "
+                        "folder that holds the episode folders")
     return pairs
 
 
@@ -79,7 +80,8 @@ def folder_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
         have, lack = (inputs[name], _TARGET_SUFFIX) if name in inputs else (targets[name], _INPUT_SUFFIX)
         raise DataError(f"{have}: has no matching {name}{lack} image; add it or remove {have.name}")
     if not inputs:
-        raise DataError(f"{folder}: no NAME{_INPUT_SUFFIX}.png / NAME{_TARGET_SUFFIX}.png pairs found")
+        raise DataError(f"{folder}: no NAME{_INPUT_SUFFIX}.png / NAME{_TARGET_SUFFIX}.png pairs found; give the "
+                        "folder that holds the image pairs, or an export directory")
     return [(name, inputs[name], targets[name]) for name in sorted(inputs)]
 
 

@@ -77,7 +77,8 @@ def create_timm_model(name: str, *, pretrained_file: str | Path | None = None, *
         try:
             model = _build(name, pretrained=True, pretrained_cfg_overlay={"file": str(path)}, **kwargs)
         except (RuntimeError, KeyError, ValueError) as error:
-            raise ConfigError(f"pretrained_file {str(path)!r} does not fit timm model {name!r}: {error}") from None
+            raise ConfigError(f"pretrained_file {str(path)!r} does not fit timm model {name!r}: {_first_line(error)}; "
+                              f"give a weights file of {name!r}, or the model the file was saved from") from None
     unloaded = _unloaded_weights(model, reference)
     if unloaded:
         raise ConfigError(
@@ -114,3 +115,7 @@ class CnnEncoder(nn.Module):
 
     def forward(self, images: torch.Tensor) -> list[torch.Tensor]:
         return list(self.features(images))
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
