@@ -115,11 +115,12 @@ def test_generate_removes_what_a_killed_run_left(tmp_path: Path) -> None:
     out.mkdir()
     leftovers = [out / "..train.parquet.partial.123.tmp", out / ".train.parquet.tmp-123-abcd",
                  out / ".val_id.parquet.partial"]
-    for path in leftovers:
+    mine = out / ".notes.tmp"  # a user's own hidden file is not the command's to remove
+    for path in [*leftovers, mine]:
         path.write_bytes(b"half")
     assert main(["generate", "--study", "envgen/G1/1", "--out", str(out), "--n-train", "2", "--n-val", "1",
                  "--n-test", "1"]) == 0
-    assert not any(path.exists() for path in leftovers)
+    assert not any(path.exists() for path in leftovers) and mine.exists()
 
 
 def test_train_finds_a_data_error_before_writing_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from vision_bench import __version__
-    from vision_bench.data.atomic import atomic_write_text, is_temp_file
+    from vision_bench.data.atomic import atomic_write_text
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.formats import table_of, write_tables
@@ -72,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{out} already holds a dataset (manifest.json); choose another --out or pass --force")
     out.mkdir(parents=True, exist_ok=True)
     manifest_path.unlink(missing_ok=True)
-    for leftover in out.iterdir():  # what a killed earlier run left behind
-        hidden = leftover.name.startswith(".")
-        if leftover.is_file() and hidden and (is_temp_file(leftover) or leftover.name.endswith((".tmp", ".partial"))):
+    ours = tuple(prefix for split in SPLITS for prefix in (f".{split}.parquet", f"..{split}.parquet")) + (
+        ".manifest.json",)
+    for leftover in out.iterdir():  # what a killed earlier run left behind (only names this command makes)
+        if leftover.is_file() and not leftover.is_symlink() and leftover.name.startswith(ours):
             leftover.unlink()
     partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
     try:
