@@ -41,10 +41,11 @@ def test_a_failed_start_does_not_block_the_corrected_command(tmp_path: Path,
     assert main([*base, "--workers", "0"]) == 2
     assert not out.exists() or not any(out.rglob("*"))  # a settings error writes nothing
     infeasible = tmp_path / "infeasible.yaml"
-    infeasible.write_text("transformations: [translate_up]\\ngrid_height: [3, 3]\\ngrid_width: [3, 3]\\n"
-                          "n_objects: [9, 9]\\n")
+    infeasible.write_text("transformations: [translate_up]\ngrid_height: [3, 3]\ngrid_width: [3, 3]\n"
+                          "n_objects: [9, 9]\n")
     code = main(["export", "--config", str(infeasible), "--out", str(out)])
     assert code == 2
+    assert (out / "_progress" / "export.json").is_file()  # the failed start left its claim
     capsys.readouterr()
     assert main(base) == 0  # the corrected command takes the folder over
     assert verify_export(out).ok
@@ -80,7 +81,7 @@ def test_bench_refuses_a_folder_of_another_bench(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["bench.yaml"]
 
 
-def test_a_failed_evaluation_leaves_no_half_written_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_evaluation_leaves_the_earlier_one_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
     from vision_bench.data.onthefly import OnTheFlyDataset
@@ -93,8 +94,12 @@ def test_a_failed_evaluation_leaves_no_half_written_outputs(tmp_path: Path, monk
                           OnTheFlyDataset(config, "train", spec), training_sequences(config)[0])
     models, _ = build_baselines(("copy_input",), data, pick_device("cpu"), batch_size=2)
     out = tmp_path / "evaluation"
-    evaluate_predictors(models, data, out, device=pick_device("cpu"), batch_size=2)
-    assert (out / "metrics.json").is_file()
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file")
+    result = evaluate_predictors(models, data, out, device=pick_device("cpu"), batch_size=2)
+    assert all(sheet.is_file() and sheet.parent.parent == out / "sheets" for sheet in result.sheets)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("metrics.json") in before and Path("samples.parquet") in before
 
     def full_disk(path: Path, data: object) -> Path:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
@@ -102,7 +107,9 @@ def test_a_failed_evaluation_leaves_no_half_written_outputs(tmp_path: Path, monk
     monkeypatch.setattr(outputs, "write_json", full_disk)
     with pytest.raises(OSError):
         evaluate_predictors(models, data, out, device=pick_device("cpu"), batch_size=2, save_predictions=True)
-    assert list(out.iterdir()) == []
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before  # the earlier evaluation and the user's file, untouched; no staging folder left
+    assert not list(out.glob(".*"))
 
 
 def test_compare_metrics_checks_its_paths_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,3 +141,22 @@ def test_train_finds_a_data_error_before_writing_the_run(tmp_path: Path, capsys:
     assert main(["train", str(path), "--out", str(tmp_path / "run")]) == 2
     assert "cannot fit" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_bench_resumes_when_it_grows_and_refuses_a_changed_setting(tmp_path: Path) -> None:
+    import yaml
+
+    from vision_bench.bench.runner import _check_out_dir
+    from vision_bench.errors import ConfigError
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    first = {"name": "g1", "experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_resnet"}], "seeds": [0],
+             "data": {"n_train": 8}}
+    (out / "bench.yaml").write_text(yaml.safe_dump(first))
+    grown = {**first, "seeds": [0, 1], "models": [*first["models"], {"name": "vit:test_vit"}], "evaluate": {"n": 1}}
+    _check_out_dir(out, yaml.safe_dump(grown))  # more seeds and models, a new default key: resumes
+    with pytest.raises(ConfigError, match="differs in data"):
+        _check_out_dir(out, yaml.safe_dump({**first, "data": {"n_train": 16}}))
+    with pytest.raises(ConfigError, match="differs in seeds"):
+        _check_out_dir(out, yaml.safe_dump({**first, "seeds": [1]}))

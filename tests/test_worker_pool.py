@@ -102,3 +102,46 @@ def test_ctrl_c_during_generate_prints_no_worker_traceback(tmp_path: Path) -> No
     assert process.returncode == 130
     assert err.strip().splitlines()[-1] == "vision-bench generate: interrupted" and "Traceback" not in err
     assert wait_for(lambda: not any(alive(pid) for pid in workers), 15)
+
+
+def big_result(size: int) -> bytes:
+    return b"x" * size
+
+
+class TwoArguments(Exception):
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(f"{first} {second}")
+
+
+def raise_two_arguments(_: object) -> None:
+    raise TwoArguments("cannot", "rebuild")
+
+
+def raise_with_a_lock(_: object) -> None:
+    import threading
+
+    error = RuntimeError("holds a lock")
+    error.lock = threading.Lock()  # type: ignore[attr-defined]
+    raise error
+
+
+def test_large_jobs_and_results_do_not_deadlock() -> None:
+    from vision_bench.data.pool import WorkerPool
+
+    with WorkerPool(2, "fork", single_threaded=False) as pool:
+        tickets = [pool.submit(big_result, 4 << 20) for _ in range(6)]
+        assert [len(pool.result(ticket)) for ticket in tickets] == [4 << 20] * 6
+        with pytest.raises(ValueError, match="not pending"):
+            pool.result(tickets[0])
+
+
+@pytest.mark.parametrize(("function", "message"), [(raise_two_arguments, "could not be read"),
+                                                    (raise_with_a_lock, "could not be sent back")])
+def test_worker_exceptions_that_do_not_pickle_are_reported_as_such(function, message: str) -> None:
+    from vision_bench.data.pool import WorkerPool
+
+    with WorkerPool(1, "fork", single_threaded=False) as pool:
+        ticket = pool.submit(function, None)
+        with pytest.raises(RuntimeError, match=message):
+            pool.result(ticket)
+        assert pool.result(pool.submit(big_result, 3)) == b"xxx"  # the worker is still there

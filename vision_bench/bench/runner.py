@@ -248,17 +248,38 @@ def run_bench(
     return BenchResult(out_dir, config, cells, report_md, report_html, computed, skipped)
 
 
+EXTENSIBLE = ("experiments", "models", "seeds", "baselines")
+"""Lists a resumed bench may grow: its earlier cells stay valid."""
+
+
 def _check_out_dir(out_dir: Path, resolved: str) -> None:
-    """Refuse a folder that holds another bench (another config) or other results; the same config resumes."""
+    """Refuse a folder that holds another bench or other results. The same bench resumes, also when it
+    adds experiments, models, seeds or baselines, or when a newer version writes more default keys."""
     existing = out_dir / BENCH_FILE
     if existing.is_file():
-        if existing.read_text(encoding="utf-8") != resolved:
+        try:
+            before = yaml.safe_load(existing.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError:
+            before = None
+        now = yaml.safe_load(resolved)
+        differing = None if not isinstance(before, dict) else sorted(
+            key for key in set(before) & set(now)
+            if key not in EXTENSIBLE and before[key] != now[key]
+        ) + [key for key in EXTENSIBLE if key in before and key in now and not _kept(before[key], now[key])]
+        if differing is None or differing:
+            detail = f" (it differs in {', '.join(differing)})" if differing else ""
             raise ConfigError(
-                f"{out_dir} holds another bench ({BENCH_FILE} differs from this config); use another --out, "
-                "or delete the folder to start over"
+                f"{out_dir} holds another bench{detail}; use another --out, or delete the folder to start over"
             )
     elif any((out_dir / name).exists() for name in ("runs", "baselines", "report.md")):
         raise ConfigError(f"{out_dir} holds results but no {BENCH_FILE}; use another --out or delete the folder")
+
+
+def _kept(before: object, now: object) -> bool:
+    """Every entry of the earlier list is still in the new one (it may have grown)."""
+    if not (isinstance(before, list) and isinstance(now, list)):
+        return before == now
+    return all(entry in now for entry in before)
 
 
 def summary_table(result: BenchResult) -> str:

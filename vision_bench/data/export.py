@@ -203,7 +203,7 @@ def _claim(root: Path, settings: dict[str, Any], expected_fingerprint: str, fini
 def _holds_only_a_failed_start(root: Path, claim: Path) -> bool:
     """True when `root` holds nothing but a claim (and temporary files): an export that failed
     before finishing any file, which a corrected command may take over."""
-    return all(p == claim or p.is_dir() or is_temp_file(p) for p in root.rglob("*"))
+    return all(p == claim or (p.is_dir() and not p.is_symlink()) or is_temp_file(p) for p in root.rglob("*"))
 
 
 def settings_of(config: Any, spec: RenderSpec, options: ExportOptions) -> dict[str, Any]:

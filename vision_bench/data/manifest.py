@@ -127,7 +127,7 @@ class _FileEntry(BaseModel):
 
 
 class _ShardEntry(BaseModel):
-    split: str
+    split: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
     start: int = Field(ge=0)
     stop: int = Field(ge=0)
     files: dict[str, _FileEntry]

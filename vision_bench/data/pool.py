@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -65,7 +67,13 @@ def _serve(connection: Connection, parent: int, single_threaded: bool) -> None:
             reply: tuple[bool, Any] = (True, function(argument))
         except BaseException as error:  # sent back and raised in the parent
             reply = (False, error)
-        connection.send(reply)
+        try:
+            connection.send(reply)
+        except Exception as error:  # a result or exception that cannot be pickled: say so, with the cause
+            cause = reply[1] if not reply[0] else error
+            detail = "".join(traceback.format_exception(cause)).strip()
+            message = f"a worker's {type(cause).__name__} could not be sent back: {detail}"
+            connection.send((False, RuntimeError(message)))
 
 
 @dataclass
@@ -77,30 +85,44 @@ class _Worker:
 
 class WorkerPool:
     """`workers` processes with a pipe each. `submit` returns a ticket; `done(ticket)` and
-    `result(ticket)` read results as they come. Use as a context manager: leaving it normally stops
-    the workers, leaving it on an error (or Ctrl-C) kills them."""
+    `result(ticket)` read results as they come. Jobs are sent by a thread of their own, so a large
+    job never waits on a worker that is itself waiting to hand back a large result. Use as a context
+    manager: leaving it normally stops the workers, leaving it on an error (or Ctrl-C) kills them."""
 
     def __init__(self, workers: int, start_method: str = "spawn", single_threaded: bool = True) -> None:
         context = multiprocessing.get_context(start_method)
         self._workers: list[_Worker] = []
         self._results: dict[int, tuple[bool, Any]] = {}
         self._next_ticket = 0
-        for _ in range(workers):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(theirs, os.getpid(), single_threaded), daemon=True)
-            process.start()
-            theirs.close()  # only the worker holds its end: its death is an end of file here
-            self._workers.append(_Worker(process, ours))
+        self._outbox: queue.SimpleQueue[tuple[Connection, Any] | None] = queue.SimpleQueue()
+        try:
+            for _ in range(workers):
+                ours, theirs = context.Pipe()
+                process = context.Process(target=_serve, args=(theirs, os.getpid(), single_threaded), daemon=True)
+                process.start()
+                theirs.close()  # only the worker holds its end: its death is an end of file here
+                self._workers.append(_Worker(process, ours))
+        except BaseException:
+            for worker in self._workers:
+                worker.process.kill()
+            raise
+        self._sender = threading.Thread(target=self._send_jobs, daemon=True, name="pool-sender")
+        self._sender.start()
+
+    def _send_jobs(self) -> None:
+        while (item := self._outbox.get()) is not None:
+            connection, job = item
+            try:
+                connection.send(job)
+            except OSError:  # the worker is gone: waiting for its result reports that
+                pass
 
     def submit(self, function: Callable[[Task], Result], argument: Task) -> int:
         worker = min(self._workers, key=lambda w: len(w.tickets))
         ticket = self._next_ticket
         self._next_ticket += 1
-        try:
-            worker.connection.send((function, argument))
-        except (BrokenPipeError, ConnectionResetError):
-            raise DataError(WORKER_DIED) from None
         worker.tickets.append(ticket)
+        self._outbox.put((worker.connection, (function, argument)))
         return ticket
 
     def done(self, ticket: int) -> bool:
@@ -108,6 +130,8 @@ class WorkerPool:
         return ticket in self._results
 
     def result(self, ticket: int) -> Any:
+        if ticket not in self._results and not any(ticket in worker.tickets for worker in self._workers):
+            raise ValueError(f"ticket {ticket} is not pending (its result was already read)")
         while ticket not in self._results:
             self._collect(timeout=None)
         ok, value = self._results.pop(ticket)
@@ -123,21 +147,22 @@ class WorkerPool:
                 reply = worker.connection.recv()
             except (EOFError, OSError):
                 raise DataError(WORKER_DIED) from None
+            except Exception as error:  # a result that arrived but cannot be rebuilt here
+                reply = (False, RuntimeError(f"a worker's result could not be read: {type(error).__name__}: {error}"))
             self._results[worker.tickets.popleft()] = reply
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+                 trace: TracebackType | None) -> None:
         for worker in self._workers:
             if kind is None:
-                try:
-                    worker.connection.send(None)
-                except OSError:
-                    pass
+                self._outbox.put((worker.connection, None))  # after every job already queued
             else:
                 worker.process.kill()
+        self._outbox.put(None)
+        self._sender.join(STOP_GRACE_S)
         for worker in self._workers:
             worker.process.join(STOP_GRACE_S)
             if worker.process.is_alive():

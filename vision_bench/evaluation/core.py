@@ -20,7 +20,14 @@ from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
 from vision_bench.evaluation.sheets import SheetRow, to_uint8_image
-from vision_bench.metrics import METRICS, MeanSem, MetricValues, compute_metrics, decode_predictions, mean_sem
+from vision_bench.metrics import (
+    METRICS,
+    MeanSem,
+    MetricValues,
+    compute_metrics,
+    decode_predictions,
+    mean_sem,
+)
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.tasks.grid import extract_objects
 

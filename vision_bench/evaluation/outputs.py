@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,38 +44,32 @@ class EvaluationFileError(UserError):
     """An evaluation output that is missing or was not written by `vision-bench evaluate`."""
 
 
-def remove_outputs(out_dir: Path, predictors: Iterable[str]) -> None:
-    """Remove what an evaluation of `predictors` writes into `out_dir` (after a failure)."""
-    import shutil
-
-    (out_dir / SAMPLES_FILE).unlink(missing_ok=True)
-    for name in predictors:
-        for folder in (out_dir / SHEETS_DIR / safe_name(name), out_dir / PREDICTIONS_DIR / safe_name(name)):
-            if folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder, ignore_errors=True)
-    for folder in (out_dir / SHEETS_DIR, out_dir / PREDICTIONS_DIR):
-        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
-            folder.rmdir()
+def publish(stage: Path, out_dir: Path) -> None:
+    """Move a finished evaluation from `stage` into `out_dir`: per-predictor folders and the samples
+    table replace their earlier versions, and metrics.json (which means "finished") comes last."""
+    for group in (SHEETS_DIR, PREDICTIONS_DIR):
+        if not (stage / group).is_dir():
+            continue
+        (out_dir / group).mkdir(exist_ok=True)
+        for folder in sorted((stage / group).iterdir()):
+            target = out_dir / group / folder.name
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.is_dir():
+                shutil.rmtree(target)
+            os.rename(folder, target)
+    for name in (SAMPLES_FILE, METRICS_FILE):
+        if (stage / name).is_file():
+            os.replace(stage / name, out_dir / name)
 
 
 def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:
-    """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/
-    (emptied first, so that no image of an earlier evaluation is left beside the new ones)."""
-    import shutil
-
+    """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/."""
     from render.codec import encode
     from vision_bench.data.atomic import atomic_write_bytes
 
-    started: set[Path] = set()
-
     def write(name: str, indices: Sequence[int], images: torch.Tensor) -> None:
         folder = out_dir / PREDICTIONS_DIR / safe_name(name) / safe_name(split)
-        if folder not in started:
-            if folder.is_symlink():
-                folder.unlink()
-            elif folder.exists():
-                shutil.rmtree(folder)
-            started.add(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for index, image in zip(indices, images):
             data = encode(to_uint8_image(image.cpu().numpy()), "png")

@@ -7,6 +7,7 @@ score GA 100 and MSE 0 after render -> decode.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from typing import Any
 
 import torch
 
+from vision_bench.data.atomic import temp_path_for
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
@@ -123,14 +125,17 @@ def evaluate_predictors(
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / outputs.METRICS_FILE).unlink(missing_ok=True)  # its presence means "finished"
+    stage = temp_path_for(out_dir / "evaluation")  # every file is written here, then moved into place
+    stage.mkdir()
     try:
-        return _evaluate_into(predictors, data, out_dir, main=main, device=device or pick_device(),
-                              batch_size=batch_size, lpips=lpips, sheet_samples=sheet_samples, extra=extra,
-                              progress=progress, save_predictions=save_predictions)
-    except BaseException:
-        outputs.remove_outputs(out_dir, predictors)  # nothing half-written is left beside the old files
-        raise
+        result = _evaluate_into(predictors, data, stage, main=main, device=device or pick_device(),
+                                batch_size=batch_size, lpips=lpips, sheet_samples=sheet_samples, extra=extra,
+                                progress=progress, save_predictions=save_predictions)
+        outputs.publish(stage, out_dir)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # after a failure the earlier outputs are left as they were
+    sheets = [out_dir / path.relative_to(stage) for path in result.sheets]
+    return EvaluationResult(out_dir, result.results, result.metrics, sheets)
 
 
 def _evaluate_into(

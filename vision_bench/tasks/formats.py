@@ -212,6 +212,8 @@ def _generated(table: pa.Table, inputs: list[np.ndarray], outputs: list[np.ndarr
     frames = _grids_of(frames_column.flatten())
     starts = np.concatenate([[0], np.cumsum(counts)])
     columns = {name: table.column(name).to_pylist() for name in ("split", "index", "seed", "task_code", "objects")}
+    if not pa.types.is_integer(table.column("index").type):
+        raise ValueError(f"the index column must hold integers, found {table.column('index').type}")
     return [
         TaskSample(inputs[row], outputs[row], suites[row], tuple(frames[starts[row] : starts[row + 1]]),
                    tuple(json.loads(columns["objects"][row])), tuple(columns["task_code"][row]), keys[row],

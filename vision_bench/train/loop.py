@@ -43,7 +43,7 @@ from vision_bench.train.distributed import (
     start_process_group,
     stop_process_group,
 )
-from vision_bench.train.logging import METRICS_FILE, RunLogger, read_records
+from vision_bench.train.logging import METRICS_FILE, TENSORBOARD_DIR, RunLogger, read_records
 from vision_bench.train.schedule import build_scheduler
 from vision_bench.train.validate import validate
 
@@ -240,9 +240,22 @@ class _Run:
         try:
             return self._execute(payload, resume, stop_at_step)
         except UserError:
-            if fresh_dir and self.context.is_main and not self.last_path.exists():
-                shutil.rmtree(self.run_dir, ignore_errors=True)  # a failed start leaves nothing half-written
+            if fresh_dir and self.context.is_main and self.step == 0 and not self.last_path.exists():
+                self._remove_failed_start()
             raise
+
+    def _remove_failed_start(self) -> None:
+        """A run that failed before its first step leaves no folder: only the files it wrote go, and the
+        folder only if nothing else is left in it (a later failure keeps its logs)."""
+        for name in (CONFIG_FILE, METRICS_FILE):
+            path = self.run_dir / name
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+        shutil.rmtree(self.run_dir / TENSORBOARD_DIR, ignore_errors=True)
+        try:
+            self.run_dir.rmdir()
+        except OSError:
+            pass
 
     def _execute(self, payload: dict[str, Any] | None, resume: bool, stop_at_step: int | None) -> TrainResult:
         logger = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=self.step if resume else None)
