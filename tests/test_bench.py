@@ -43,7 +43,7 @@ def test_config_accepts_model_names_and_reports_unknown_keys() -> None:
     with pytest.raises(ConfigError, match=r"evaluate\.split: unknown key .*splits"):
         BenchConfig.from_dict({"experiments": ["x"], "models": ["m"], "evaluate": {"split": ["test_id"]}})
     with pytest.raises(ConfigError, match="list them under `baselines`"):
-        BenchConfig.from_dict({"experiments": ["x"], "models": ["oracle"]})
+        BenchConfig.from_dict({"experiments": ["x"], "models": ["ground_truth"]})
     with pytest.raises(ConfigError, match="train.model is set per cell"):
         BenchConfig.from_dict({"experiments": ["x"], "models": ["m"], "train": {"model": {"name": "m"}}})
     with pytest.raises(ConfigError, match="labels must be unique"):
@@ -210,7 +210,7 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
         mse = metrics["splits"]["test_id"]["metrics"]["mse"]
         assert format_metric("mse", mse) in markdown  # one experiment, one seed: the cell's own number
         assert format_metric("grid_accuracy", metrics["splits"]["test_ood"]["metrics"]["grid_accuracy"]) in markdown
-    assert "oracle (baseline) | 100.0 | 100.0 | 0.0 |" in markdown  # GA table: ceiling row
+    assert "ground_truth (baseline) | 100.0 | 100.0 | 0.0 |" in markdown  # GA table: ceiling row
     assert "LPIPS unavailable" in markdown or "**LPIPS**" in markdown
     for name in ("grid_accuracy_by_setting.png", "mse_by_setting.png", "training_curves.png"):
         assert (result.out_dir / "plots" / name).read_bytes().startswith(PNG_MAGIC)
@@ -234,8 +234,8 @@ def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench, monkeypatch
         assert (smoke_bench.out_dir / link).is_file(), link
     summary = summary_table(again)
     assert summary.splitlines()[0].split()[:5] == ["model", "ID", "GA", "OOD", "GA"]
-    oracle = next(line for line in summary.splitlines() if line.startswith("oracle"))
-    assert oracle.split()[2:4] == ["100.0", "100.0"]
+    ground_truth = next(line for line in summary.splitlines() if line.startswith("ground_truth"))
+    assert ground_truth.split()[2:4] == ["100.0", "100.0"]
 
 
 def test_cli_bench_rejects_a_missing_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

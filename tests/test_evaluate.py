@@ -16,7 +16,7 @@ from render.spec import RenderSpec  # noqa: E402
 from vision_bench.data.onthefly import OnTheFlyDataset  # noqa: E402
 from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_predictors, pick_device  # noqa: E402
 from vision_bench.evaluation.core import Extremes, aggregate  # noqa: E402
-from vision_bench.evaluation.data import training_sequences  # noqa: E402
+from vision_bench.evaluation.data import experiment_canvas, training_sequences  # noqa: E402
 from vision_bench.tasks.config import TaskConfig  # noqa: E402
 from vision_bench.tasks.generator import generate_sample  # noqa: E402
 from vision_bench.tasks.grid import extract_objects  # noqa: E402
@@ -46,20 +46,38 @@ def baseline_evaluation(translate_config: TaskConfig, tmp_path_factory: pytest.T
         {split: OnTheFlyDataset(translate_config, split, SPEC) for split in SPLITS},
         OnTheFlyDataset(translate_config, "train", SPEC),
         sequences,
+        canvas=experiment_canvas(translate_config),
     )
     device = pick_device("cpu")
-    models, notes = build_baselines(("copy_input", "mean_target", "oracle"), data, device, batch_size=4)
+    models, notes = build_baselines(("copy_input", "mean_target", "ground_truth"), data, device, batch_size=4)
     assert notes == []
     out = tmp_path_factory.mktemp("evaluation")
     return evaluate_predictors(models, data, out, device=device, batch_size=4, sheet_samples=2)
 
 
-def test_oracle_is_perfect_after_render_and_decode(baseline_evaluation) -> None:
+def test_ground_truth_is_perfect_after_render_and_decode(baseline_evaluation) -> None:
     for split in SPLITS:
-        metrics = baseline_evaluation.metrics["baselines"]["oracle"]["splits"][split]["metrics"]
+        metrics = baseline_evaluation.metrics["baselines"]["ground_truth"]["splits"][split]["metrics"]
         assert metrics["grid_accuracy"] == 100.0 and metrics["object_pixel_accuracy"] == 100.0
         assert metrics["mse"] == 0.0 and metrics["ssim"] == pytest.approx(1.0)
         assert metrics["psnr"] == 100.0  # identical images: +inf, capped for the aggregate
+
+
+def test_paper_metrics_pad_grids_of_several_sizes_to_the_experiment_canvas(
+    baseline_evaluation, translate_config: TaskConfig
+) -> None:
+    """Grids of 10-12 cells a side share batches; G.2 counts every cell of the experiment's 12x12 canvas."""
+    assert experiment_canvas(translate_config) == (12, 12)
+    for split in SPLITS:
+        perfect = baseline_evaluation.metrics["baselines"]["ground_truth"]["splits"][split]["metrics"]
+        assert (perfect["paper_ppa"], perfect["paper_obj_ppa"]) == (100.0, 100.0)
+        # copy_input predicts the input grid: count by hand on the canvas, padding cells always right
+        samples = [generate_sample(translate_config, split, index) for index in range(6)]
+        ppa = [(np.sum(s.input == s.output) + 144 - s.output.size) / 144 for s in samples]
+        objects = [np.sum((s.input == s.output) & (s.output > 0)) / np.sum(s.output > 0) for s in samples]
+        copied = baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][split]["metrics"]
+        assert copied["paper_ppa"] == pytest.approx(100 * np.mean(ppa))
+        assert copied["paper_obj_ppa"] == pytest.approx(100 * np.mean(objects))
 
 
 def test_copy_input_never_solves_a_translation(baseline_evaluation) -> None:
@@ -73,7 +91,7 @@ def test_copy_input_never_solves_a_translation(baseline_evaluation) -> None:
 
 def test_metrics_json_means_equal_the_per_sample_table(baseline_evaluation) -> None:
     table = pq.read_table(baseline_evaluation.samples_path).to_pydict()
-    assert set(table["predictor"]) == {"copy_input", "mean_target", "oracle"}
+    assert set(table["predictor"]) == {"copy_input", "mean_target", "ground_truth"}
     assert len(table["index"]) == 3 * 12
     for predictor in ("copy_input", "mean_target"):
         rows = [i for i, (p, s) in enumerate(zip(table["predictor"], table["split"])) if p == predictor and s == "test_ood"]
@@ -98,10 +116,10 @@ def test_per_sample_table_records_sequences_and_object_counts(baseline_evaluatio
 
 def test_sheets_show_best_and_worst_cases(baseline_evaluation) -> None:
     names = {p.relative_to(baseline_evaluation.out_dir).as_posix() for p in baseline_evaluation.sheets}
-    for predictor in ("copy_input", "mean_target", "oracle"):
+    for predictor in ("copy_input", "mean_target", "ground_truth"):
         for split in SPLITS:
             assert {f"sheets/{predictor}/{split}_best.png", f"sheets/{predictor}/{split}_worst.png"} <= names
-    best = baseline_evaluation.results["oracle"]["test_id"].best
+    best = baseline_evaluation.results["ground_truth"]["test_id"].best
     assert len(best) == 2 and all("GA 100" in row.label for row in best)
 
 
@@ -153,14 +171,14 @@ def trained_run(translate_config: TaskConfig, tmp_path_factory: pytest.TempPathF
 def test_cli_evaluate_writes_model_and_baselines(trained_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from vision_bench.cli import main
 
-    assert main(["evaluate", str(trained_run), "--batch-size", "4", "--baselines", "copy_input,oracle",
+    assert main(["evaluate", str(trained_run), "--batch-size", "4", "--baselines", "copy_input,ground_truth",
                  "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "vit:test_vit" in printed and "oracle" in printed
+    assert "vit:test_vit" in printed and "ground_truth" in printed
     metrics = json.loads((trained_run / "evaluation" / "metrics.json").read_text())
     assert metrics["model"] == "vit:test_vit" and metrics["checkpoint"].endswith("best.pt")
-    assert set(metrics["splits"]) == set(SPLITS) and set(metrics["baselines"]) == {"copy_input", "oracle"}
-    assert metrics["baselines"]["oracle"]["splits"]["test_ood"]["metrics"]["grid_accuracy"] == 100.0
+    assert set(metrics["splits"]) == set(SPLITS) and set(metrics["baselines"]) == {"copy_input", "ground_truth"}
+    assert metrics["baselines"]["ground_truth"]["splits"]["test_ood"]["metrics"]["grid_accuracy"] == 100.0
     assert metrics["status"]["lpips"].startswith("unavailable") or "lpips" in metrics["splits"]["test_id"]["metrics"]
     table = pq.read_table(trained_run / "evaluation" / "samples.parquet").to_pydict()
     model_rows = [i for i, p in enumerate(table["predictor"]) if p == "vit:test_vit"]

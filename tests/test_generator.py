@@ -27,7 +27,7 @@ from vision_bench.tasks.generator import (
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
 from vision_bench.tasks.objects import object_properties
 from vision_bench.tasks.task_code import encode_task_code
-from vision_bench.tasks.transformations import apply_sequence, apply_step
+from vision_bench.tasks.transformations import apply_sequence, apply_step, transform_objects
 
 MIXED = {
     "seed": 7,
@@ -177,6 +177,20 @@ def test_a_filter_that_no_template_of_a_sequence_survives_is_skipped_for_that_se
     assert min(heights[("translate_up",)]) <= 2 and max(heights[("translate_up",)]) >= 4
 
 
+def test_constraints_are_met_by_the_input_objects_and_no_object_is_cropped_away() -> None:
+    """COGITAO's timing: crop_contours twice needs 4 rows and columns in the input object only, and the
+    templates that the second crop would leave with no cell are never drawn."""
+    config = TaskConfig.from_dict({
+        "grid_height": 14, "grid_width": 14, "n_objects": 2, "object_filter": {"max_height": 5, "max_width": 5},
+        "sequences": [["crop_contours", "crop_contours"]], "samples": {"train": 20},
+    })
+    for sample in generate_split(config, "train"):
+        assert all(m["bbox"][2] - m["bbox"][0] == m["bbox"][3] - m["bbox"][1] == 5 for m in sample.objects)
+        steps = transform_objects(extract_objects(sample.input), sample.sequence, sample.input.shape)
+        assert all(obj.n_cells for obj in steps[-1])
+        assert np.array_equal(draw_objects(sample.input.shape, steps[-1]), sample.output)
+
+
 def test_distance_objects_are_placed_whole() -> None:
     config = TaskConfig.from_dict({
         "grid_height": 12, "grid_width": 12, "n_objects": 2, "object_filter": {"connectivity": "distance"},
@@ -194,7 +208,8 @@ def test_distance_objects_are_placed_whole() -> None:
     [
         ({"grid_height": 5, "grid_width": 5, "n_objects": 10}, "10 objects cannot fit without touching in a 5x5 grid"),
         ({"object_filter": {"min_height": 9}, "grid_height": 8}, "no library object passes object filter 0"),
-        ({"transformations": None, "depth": None, "sequences": [["fill_holes_same_color", "fill_holes_same_color"]]},
+        # constraints are checked on the input object (COGITAO): no object has a hole and none
+        ({"transformations": None, "depth": None, "sequences": [["fill_holes_same_color", "empty_inside_pixels"]]},
          "no library object passing the object filter survives"),
         ({"grid_height": 6, "grid_width": 6, "n_objects": 2, "object_filter": {"min_height": 3, "min_width": 3},
           "transformations": ["quadruple_shape"]}, "fits 1/2 of a 6x6 grid"),
@@ -263,7 +278,9 @@ def test_cli_generate_writes_every_split_and_the_manifest_last(tmp_path: Path, c
     assert manifest["seed"] == 4 and manifest["study"] == "compgen/C1/2"
     assert TaskConfig.from_dict(manifest["config"]).seed == 4
     ood = read_tasks(out / "test_ood.parquet")
-    assert [s.sequence for s in ood] == [("change_shape_color", "pad_right")] * 2
+    assert {s.sequence for s in ood} <= {("change_shape_color", "pad_right"), ("pad_right", "change_shape_color")}
+    paired = read_tasks(out / "test_id.parquet")  # the release pairs the evaluation splits: same inputs
+    assert all(np.array_equal(a.input, b.input) for a, b in zip(paired, ood, strict=True))
     assert len(read_tasks(out)) == 22
     assert main(args) == 2
     assert "already holds a dataset" in capsys.readouterr().err

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,13 @@ def test_a_failed_render_write_names_the_users_path(tmp_path: Path, monkeypatch:
     err = capsys.readouterr().err
     assert f"No space left on device: {tmp_path / 'out' / 'x'}" in err and ".tmp-" not in err
     assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out.tmp-*"))
+
+
+def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
+    """`vision-bench studies | head -0`: the reader has gone before the first line; no error line, exit 0."""
+    process = subprocess.Popen([sys.executable, "-m", "vision_bench", "studies"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before the command has imported its modules and printed
+    assert process.wait(timeout=60) == 0
+    assert process.stderr.read() == b""

@@ -22,7 +22,7 @@ from vision_bench.metrics import (
 
 IMAGE_METRICS = {"mse", "mse_sum", "psnr", "ssim", "lpips", "fg_mse", "changed_mse"}
 GRID_METRICS = {"grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "object_accuracy",
-                "color_accuracy", "shape_accuracy"}
+                "color_accuracy", "shape_accuracy", "paper_ppa", "paper_obj_ppa"}
 
 
 def test_registry_holds_every_metric_with_a_direction() -> None:

@@ -148,7 +148,8 @@ def test_weights_and_metrics_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split()[0]: line.split()[1] for line in lines}
     assert rows["ssim"] == "higher" and rows["lpips"] == "lower" and rows["stubbornness"] == "lower"
-    assert len(rows) == 14
+    assert rows["paper_ppa"] == "higher" and rows["paper_obj_ppa"] == "higher"
+    assert len(rows) == 16
 
 
 @settings(max_examples=15, deadline=None)

@@ -1,4 +1,6 @@
-"""vision_bench.models: every family and head trains, conditioning works, baselines, errors, weights files."""
+"""vision_bench.models: every family and head trains, conditioning works, baselines, errors, weights files.
+
+SVIB's presets (svib:i2i-cnn, svib:i2i-vit, svib:oracle) have their own file, tests/test_svib_models.py."""
 
 from __future__ import annotations
 
@@ -39,8 +41,7 @@ NETWORKS = [
     ("unet:test_resnet", {"decoder_width": 4}),
     ("bottleneck:test_resnet", {"decoder_width": 4, "latent_dim": 32}),
     ("vit:test_vit", {}),
-    ("vit:test_vit", {"decoder": "transformer", "decoder_depth": 1}),
-]
+]  # vit:<timm vit> with decoder='transformer' (SVIB's decoder): tests/test_svib_models.py
 
 
 def images_of(grids: torch.Tensor, cell: int) -> torch.Tensor:
@@ -263,7 +264,7 @@ def test_token_decoder_puts_each_patch_in_place(shape: tuple[int, int, int], bat
     """With an identity projection, decoding row-major patch tokens reassembles the image exactly."""
     grid, patch, channels = shape
     dim = patch * patch * channels
-    decoder = TokenDecoder("linear", dim, grid, patch, channels, depth=1, num_heads=1)
+    decoder = TokenDecoder(dim, grid, patch, channels)
     with torch.no_grad():
         decoder.project.weight.copy_(torch.eye(dim))
         decoder.project.bias.zero_()
@@ -302,7 +303,7 @@ def test_mean_target_predicts_the_mean_training_target() -> None:
     assert torch.equal(restored.predict(first), model.predict(first))
 
 
-def oracle_batch(spec, seeds: list[int]) -> tuple[dict, torch.Tensor]:
+def ground_truth_batch(spec, seeds: list[int]) -> tuple[dict, torch.Tensor]:
     """Two grids of different sizes, their sequences, and the targets drawn from hand-made output grids."""
     from render.raster import render_batch
 
@@ -332,16 +333,58 @@ SEEDED_SPEC = {"background": "random", "jitter": {"max_shift": 2}}
 
 
 @pytest.mark.parametrize("spec_options", [{}, SEEDED_SPEC], ids=["plain", "seeded"])
-def test_oracle_predicts_the_rendered_target(spec_options: dict) -> None:
+def test_ground_truth_predicts_the_rendered_target(spec_options: dict) -> None:
     from render.spec import RenderSpec
 
     spec = RenderSpec(size=(24, 24), **spec_options)
-    batch, expected = oracle_batch(spec, seeds=[3, 11])
-    model = create_model("oracle", image_size=24, render_spec=spec.to_dict())
+    batch, expected = ground_truth_batch(spec, seeds=[3, 11])
+    model = create_model("ground_truth", image_size=24, render_spec=spec.to_dict())
     assert torch.equal(model.predict(batch), expected)
     assert model.trainable is False and not list(model.parameters())
     with pytest.raises(ConfigError, match="sequence"):
         model.predict({key: value for key, value in batch.items() if key != "sequence"})
+
+
+# --- the old name 'oracle' fails, pointing to ground_truth (and to SVIB's Oracle, svib:oracle) -------------
+
+RENAMED = "'oracle' is now 'ground_truth'"
+
+
+def test_the_old_oracle_name_points_to_ground_truth() -> None:
+    from vision_bench.bench.config import BenchConfig
+    from vision_bench.evaluation import check_baselines
+
+    for name in ("oracle", "oracle:test_resnet"):
+        with pytest.raises(UnknownNameError, match=RENAMED) as caught:
+            create_model(name, image_size=24)
+        assert "'svib:oracle'" in str(caught.value) and "\n" not in str(caught.value)
+    with pytest.raises(UnknownNameError, match=RENAMED):
+        check_baselines(["copy_input", "oracle"])
+    with pytest.raises(ConfigError, match=f"baselines: {RENAMED}"):
+        BenchConfig.from_dict({"experiments": ["envgen/G1/1"], "models": ["unet:test_resnet"], "baselines": ["oracle"]})
+
+
+@pytest.mark.parametrize("command", ["models", "evaluate", "train", "bench"])
+def test_cli_refuses_the_old_oracle_name_in_one_line(command: str, tmp_path, capsys) -> None:
+    import yaml
+
+    config = tmp_path / "config.yaml"
+    if command == "train":
+        config.write_text(yaml.safe_dump({"dataset": {"study": "envgen/G1/1", "n_train": 4, "n_val": 2},
+                                          "model": {"name": "oracle"}}))
+    else:
+        config.write_text(yaml.safe_dump({"experiments": ["envgen/G1/1"], "models": ["unet:test_resnet"],
+                                          "baselines": ["copy_input", "oracle"]}))
+    argv = {
+        "models": ["models", "--describe", "oracle"],
+        "evaluate": ["evaluate", str(tmp_path / "run"), "--baselines", "copy_input,oracle"],
+        "train": ["train", str(config), "--out", str(tmp_path / "run")],
+        "bench": ["bench", str(config), "--out", str(tmp_path / "bench")],
+    }[command]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and RENAMED in error, error
+    assert not (tmp_path / "run").exists() and not (tmp_path / "bench").exists()
 
 
 # --- weights from a local file ---------------------------------------------------------------------------
@@ -397,7 +440,7 @@ PALETTE_HEAD = {"head": "palette", "palette_colors": PALETTE}
         ("unet:test_resnett", {}, UnknownNameError, "'test_resnet'"),
         ("resnet18", {}, ConfigError, "unet:resnet18"),
         ("unet", {}, ConfigError, "after the colon"),
-        ("oracle:test_resnet", {}, ConfigError, "takes no backbone"),
+        ("ground_truth:test_resnet", {}, ConfigError, "takes no backbone"),
         ("unet:test_resnet", {"image_size": 48}, ConfigError, "multiple of 32"),
         ("bottleneck:test_resnet", {"image_size": 0}, ConfigError, "positive integer"),
         ("vit:test_vit", {"image_size": 72}, ConfigError, "do not tile"),
@@ -414,7 +457,7 @@ PALETTE_HEAD = {"head": "palette", "palette_colors": PALETTE}
         ("unet:test_resnet", {"task_conditioning": "yes"}, ConfigError, "task_conditioning"),
         ("unet:test_resnet", {"no_such_option": 1}, ConfigError, "rejected an option"),
         ("copy_input", {"latent_dim": 8}, ConfigError, "does not take option"),
-        ("oracle", {}, ConfigError, "render_spec"),
+        ("ground_truth", {}, ConfigError, "render_spec"),
     ],
 )
 def test_bad_options_raise_one_clear_error(name: str, options: dict, error: type, message: str) -> None:
@@ -445,7 +488,8 @@ def test_models_command_lists_families_and_baselines(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     listed = [line.split("\t") for line in lines if not line.startswith("#")]
     assert [usage for usage, _ in listed] == [
-        "unet:<timm cnn>", "bottleneck:<timm cnn>", "vit:<timm vit>", "copy_input", "mean_target", "oracle",
+        "unet:<timm cnn>", "bottleneck:<timm cnn>", "vit:<timm vit>", "svib:<i2i-cnn|i2i-vit|oracle>", "copy_input",
+        "mean_target", "ground_truth",
     ]
     assert all(description for _, description in listed)
     assert len(listed) == len(MODELS)

@@ -160,3 +160,32 @@ def test_bench_resumes_when_it_grows_and_refuses_a_changed_setting(tmp_path: Pat
         _check_out_dir(out, yaml.safe_dump({**first, "data": {"n_train": 16}}))
     with pytest.raises(ConfigError, match="differs in seeds"):
         _check_out_dir(out, yaml.safe_dump({**first, "seeds": [1]}))
+
+
+def test_bench_refuses_results_computed_on_other_data(tmp_path: Path) -> None:
+    import yaml
+
+    from vision_bench.bench.fingerprints import data_fingerprint
+    from vision_bench.bench.runner import FINGERPRINTS, _check_out_dir
+    from vision_bench.errors import ConfigError
+    from vision_bench.tasks.studies import get_study
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    first = {"name": "g1", "experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_resnet"}], "seeds": [0]}
+    fingerprint = data_fingerprint(get_study("envgen/G1/1", 8, 2, 2))
+    assert fingerprint == data_fingerprint(get_study("envgen/G1/1", 8, 2, 2))
+    assert fingerprint != data_fingerprint(get_study("envgen/G1/1", 8, 2, 2, seed=1))
+    (out / "bench.yaml").write_text(yaml.safe_dump({**first, FINGERPRINTS: {"envgen/G1/1": fingerprint}}))
+    grown = {**first, "experiments": ["envgen/G1/1", "envgen/G1/2"],
+             FINGERPRINTS: {"envgen/G1/1": fingerprint, "envgen/G1/2": "0" * 16}}
+    _check_out_dir(out, yaml.safe_dump(grown))  # a new experiment: resumes
+    with pytest.raises(ConfigError, match="holds results computed on other data than envgen/G1/1 generates now"):
+        _check_out_dir(out, yaml.safe_dump({**first, FINGERPRINTS: {"envgen/G1/1": "f" * 16}}))
+    (out / "bench.yaml").write_text(yaml.safe_dump(first))  # written before fingerprints were recorded
+    _check_out_dir(out, yaml.safe_dump({**first, FINGERPRINTS: {"envgen/G1/1": fingerprint}}))  # no results yet
+    metrics = out / "runs" / "cell" / "evaluation" / "metrics.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text("{}")
+    with pytest.raises(ConfigError, match="results of an earlier vision-bench that did not record"):
+        _check_out_dir(out, yaml.safe_dump({**first, FINGERPRINTS: {"envgen/G1/1": fingerprint}}))

@@ -114,12 +114,12 @@ def test_saved_predictions_score_as_the_evaluation_did(tmp_path: Path, capsys: p
     data = EvaluationData(SPEC, {"test_id": dataset}, OnTheFlyDataset(config, "train", SPEC),
                           training_sequences(config)[0])
     device = pick_device("cpu")
-    models, _ = build_baselines(("copy_input", "oracle"), data, device, batch_size=2)
-    stale = save(render(grid(0), SPEC), tmp_path / "eval" / "predictions" / "oracle" / "test_id" / "00000099_pred.png")
+    models, _ = build_baselines(("copy_input", "ground_truth"), data, device, batch_size=2)
+    stale = save(render(grid(0), SPEC), tmp_path / "eval" / "predictions" / "ground_truth" / "test_id" / "00000099_pred.png")
     result = evaluate_predictors(models, data, tmp_path / "eval", device=device, batch_size=2, save_predictions=True)
     for index in range(len(dataset)):
         save(to_uint8_image(dataset[index]["target"].numpy()), tmp_path / "split" / f"{index:08d}_target.png")
-    for name in ("copy_input", "oracle"):
+    for name in ("copy_input", "ground_truth"):
         folder = tmp_path / "eval" / "predictions" / name / "test_id"
         assert sorted(p.name for p in folder.iterdir()) == [f"{i:08d}_pred.png" for i in range(5)]
         assert not stale.exists()  # an earlier evaluation's image is not left beside the new ones

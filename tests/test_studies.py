@@ -8,7 +8,7 @@ import pytest
 
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.tasks.config import SPLITS, TaskConfig
+from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, TaskConfig
 from vision_bench.tasks.generator import generate_split
 from vision_bench.tasks.objects import ObjectProperties
 from vision_bench.tasks.studies import STUDIES, get_study
@@ -25,30 +25,31 @@ def test_registry_holds_every_paper_experiment() -> None:
     ids = STUDIES.names()
     assert [i for i in ids if i.startswith(("compgen", "envgen"))] == [
         *(f"compgen/C{s}/{e}" for s in (1, 2, 3) for e in range(1, 6)),
+        *(f"compgen-paper/C{s}/{e}" for s in (1, 2, 3) for e in range(1, 6)),
         *(f"envgen/G{s}/{e}" for s in range(1, 6) for e in range(1, 6)),
     ]
     assert "alpha/translate_up/0.4" in ids
 
 
-def test_compgen_sequences_follow_appendix_f() -> None:
-    c11 = get_study("compgen/C1/1")
+def test_compgen_paper_variant_follows_appendix_f() -> None:
+    c11 = get_study("compgen-paper/C1/1")
     assert sequences(c11, "train") == {(TU,), (R,), (MH,), (TU, MH), (MH, TU), (R, MH), (MH, R)}
     assert sequences(c11, "test_ood") == sequences(c11, "val_ood") == {(TU, R), (R, TU)}
     assert sequences(c11, "val_id") == sequences(c11, "test_id") == sequences(c11, "train")
-    assert sequences(get_study("compgen/C2/1"), "train") == {(TU, MH), (MH, TU), (R, MH), (MH, R)}
-    c12 = get_study("compgen/C1/2")
+    assert sequences(get_study("compgen-paper/C2/1"), "train") == {(TU, MH), (MH, TU), (R, MH), (MH, R)}
+    c12 = get_study("compgen-paper/C1/2")
     assert sequences(c12, "test_ood") == {("change_shape_color", "pad_right")}
     assert ("pad_right", "change_shape_color") in sequences(c12, "train")
-    assert sequences(get_study("compgen/C2/3"), "test_ood") == {("rot90", "crop_bottom_side")}
-    assert sequences(get_study("compgen/C1/4"), "test_ood") == {("double_right", "crop_contours")}
-    assert sequences(get_study("compgen/C2/5"), "test_ood") == {("pad_left", "extend_contours_same_color")}
-    c33 = get_study("compgen/C3/3")
+    assert sequences(get_study("compgen-paper/C2/3"), "test_ood") == {("rot90", "crop_bottom_side")}
+    assert sequences(get_study("compgen-paper/C1/4"), "test_ood") == {("double_right", "crop_contours")}
+    assert sequences(get_study("compgen-paper/C2/5"), "test_ood") == {("pad_left", "extend_contours_same_color")}
+    c33 = get_study("compgen-paper/C3/3")
     triple = ("crop_bottom_side", "rot90", "pad_top")
     assert sequences(c33, "train") == {(t,) for t in triple} | set(permutations(triple, 2))
     assert sequences(c33, "test_ood") == set(permutations(triple, 3))
     for setting in ("C1", "C2", "C3"):
         for experiment in range(1, 6):
-            config = get_study(f"compgen/{setting}/{experiment}")
+            config = get_study(f"compgen-paper/{setting}/{experiment}")
             assert not sequences(config, "train") & sequences(config, "test_ood")
             assert (config.grid_height, config.n_objects) == ((20, 20), (2, 2))
             assert config.object_filter[0].max_height == 6 and config.object_filter[0].connectivity == 8
@@ -58,14 +59,14 @@ def test_envgen_environments_change_between_id_and_ood() -> None:
     g1 = get_study("envgen/G1/2")
     assert g1.sequences == (("rot90",),) and g1.n_objects == (1, 2) and g1.for_split("test_ood").n_objects == (3, 4)
     g2 = get_study("envgen/G2/1")
-    assert g2.grid_height == (10, 15) and g2.for_split("val_ood").grid_height == (16, 20) and g2.square_grid
+    assert g2.grid_height == (10, 15) and g2.for_split("val_ood").grid_height == (16, 20) and not g2.square_grid
     g3 = get_study("envgen/G3/4")
     assert g3.sequences == (("crop_top_side",),)
     assert g3.for_split("test_ood").object_filter[0].min_height == 6
     g4 = get_study("envgen/G4/5").for_split("test_ood").object_filter[0]
-    assert (g4.symmetric, g4.min_colors) == (False, 2)
+    assert (g4.cogitao_symmetric, g4.min_colors) == (False, 2)
     g5 = get_study("envgen/G5/3")
-    assert (g5.object_filter[0].symmetric, g5.object_filter[0].n_colors) == (True, 1)
+    assert (g5.object_filter[0].cogitao_symmetric, g5.object_filter[0].n_colors) == (True, 1)
     ood = g5.for_split("test_ood")
     assert (ood.grid_height, ood.n_objects, ood.object_filter[0].min_width) == ((16, 20), (3, 4), 6)
 
@@ -106,9 +107,10 @@ def test_every_study_generates_disjoint_splits(study_id: str) -> None:
     by_split = {split: generate_split(config, split) for split in SPLITS}
     for split, samples in by_split.items():
         resolved = config.for_split(split)
+        owner = PAIRED_SPLITS.get(split, split) if config.paired_ood else split
         assert len(samples) == config.count(split)
         for sample in samples:
-            assert inputs.setdefault(bytes(sample.input.shape) + sample.input.tobytes(), split) == split
+            assert inputs.setdefault(bytes(sample.input.shape) + sample.input.tobytes(), owner) == owner
             assert sample.sequence in resolved.sequences
             assert resolved.grid_height[0] <= sample.input.shape[0] <= resolved.grid_height[1]
             assert resolved.n_objects[0] <= len(sample.objects) <= resolved.n_objects[1]

@@ -166,8 +166,8 @@ def test_a_grids_export_trains_like_the_study_it_was_exported_from(tmp_path, cop
     assert set(result.final_metrics) == {f"{split}/{name}" for split in ("val_id", "val_ood") for name in ("mse", "grid_accuracy")}
 
 
-def test_oracle_scores_perfectly(tmp_path) -> None:
-    result = train(make_config("oracle"), tmp_path, progress=False)
+def test_ground_truth_scores_perfectly(tmp_path) -> None:
+    result = train(make_config("ground_truth"), tmp_path, progress=False)
     assert result.final_metrics["val_id/mse"] == 0.0 and result.final_metrics["val_ood/mse"] == 0.0
     assert result.final_metrics["val_id/grid_accuracy"] == 1.0
     assert result.final_metrics["val_ood/grid_accuracy"] == 1.0

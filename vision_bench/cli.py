@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
 import pkgutil
+import select
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -66,12 +68,34 @@ def run_command(name: str, run: Callable[[argparse.Namespace], int], args: argpa
     except UserError as error:
         print(f"vision-bench {name}: error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except BrokenPipeError as error:
+        if _stdout_closed():  # the reader stopped reading, as `| head` does: nothing went wrong
+            return 0
+        print(f"vision-bench {name}: error: {os_error_message(error)}", file=sys.stderr)
+        return EXIT_USER_ERROR
     except OSError as error:
         print(f"vision-bench {name}: error: {os_error_message(error)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print(f"vision-bench {name}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (poll reports an error on its write end); if so,
+    later output goes to the null device instead of failing again when the interpreter flushes at exit."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    if not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    poller.register(descriptor, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False
+    os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
+    return True
 
 
 def os_error_message(error: OSError) -> str:

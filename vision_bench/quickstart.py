@@ -4,7 +4,7 @@ A small EnvGen-style study (paper 000, appendix F, setting G1: more objects out 
 at 128x128 pixels: a 16x16 grid (8-pixel cells), 1-2 objects of at most 4x4 cells in training and
 in-distribution tests, 3-4 objects out of distribution, one fixed rule. A timm CNN (U-Net) and a
 timm ViT are trained from scratch with palette heads, then evaluated ID and OOD next to the
-copy_input, mean_target and oracle baselines, and the bench report is written.
+copy_input, mean_target and ground_truth baselines, and the bench report is written.
 
 The rule is `change_shape_color`: every object cell takes the next color. It changes every object,
 so copying the input scores GA 0, and it is learnable in the few hundred CPU steps the ten-minute
@@ -52,7 +52,7 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
             },
         ],
         "seeds": [0],
-        "baselines": ["copy_input", "mean_target", "oracle"],
+        "baselines": ["copy_input", "mean_target", "ground_truth"],
         "data": {"n_train": 6400, "n_val": 50, "n_test": 100, "spec": {"size": [128, 128]}},
         "train": {
             "training": {"batch_size": 16, "eval_batch_size": 50, "epochs": 1, "log_every": 10},

@@ -26,8 +26,8 @@ from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpip
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 ROLE_SUFFIXES = ("_pred", "_prediction", "_target", "_output")
 IMAGE_METRICS = ("mse", "mse_sum", "psnr", "ssim", "lpips")
-GRID_METRICS = ("grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "object_accuracy",
-                "color_accuracy", "shape_accuracy")
+GRID_METRICS = ("grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "paper_obj_ppa",
+                "object_accuracy", "color_accuracy", "shape_accuracy")
 BATCH = 32
 
 

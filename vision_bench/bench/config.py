@@ -5,20 +5,29 @@ that select every registered id below them (`compgen`, `envgen/G1`, `alpha/trans
 paths to task-config YAML files (a custom study). A *setting* groups experiments into one row
 of the report, as the experiment settings (ES) of COGITAO's Table 1: the study id without its
 last part (`compgen/C1`), each alpha value of an alpha sweep, or a custom file's stem.
+
+`check_layout` refuses a render layout whose cell size follows the grid size (`stretch`, `fit`)
+for an experiment whose grid sizes differ between splits (EnvGen G2 and G5): its OOD images
+would differ from the ID ones in pixels per cell as well as in grid size.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vision_bench.config_files import read_yaml, validate_mapping
 from vision_bench.errors import ConfigError
+from vision_bench.evaluation.run import BASELINES, check_baselines
 
-BASELINES = ("copy_input", "mean_target", "oracle")
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
+    from vision_bench.tasks.config import TaskConfig
+
 EVALUATION_SPLITS = ("val_id", "val_ood", "test_id", "test_ood")
 _ALPHA = re.compile(r"^alpha/.+/(\d+(?:\.\d+)?)$")
 
@@ -91,16 +100,19 @@ class EvaluateSection(_Section):
 
 
 class BenchConfig(_Section):
-    """The whole benchmark; `train` holds `TrainConfig` sections shared by every cell."""
+    """The whole benchmark; `train` holds `TrainConfig` sections shared by every cell;
+    `allow_cell_size_confound` keeps a `stretch` / `fit` layout for grid sizes that differ between
+    splits (see `check_layout`)."""
 
     name: str = "bench"
     experiments: tuple[str, ...]
     models: tuple[ModelEntry, ...]
     seeds: tuple[int, ...] = (0,)
-    baselines: tuple[Literal["copy_input", "mean_target", "oracle"], ...] = BASELINES
+    baselines: tuple[str, ...] = BASELINES
     data: DataSection = DataSection()
     train: dict[str, Any] = Field(default_factory=dict)
     evaluate: EvaluateSection = EvaluateSection()
+    allow_cell_size_confound: bool = False
 
     @field_validator("models", mode="before")
     @classmethod
@@ -132,6 +144,12 @@ class BenchConfig(_Section):
         if clash:
             raise ValueError(f"{clash} are evaluated as baselines; list them under `baselines`, not `models`")
         return models
+
+    @field_validator("baselines")
+    @classmethod
+    def _known_baselines(cls, baselines: tuple[str, ...]) -> tuple[str, ...]:
+        check_baselines(baselines)  # the old name 'oracle' points to 'ground_truth'
+        return baselines
 
     @field_validator("train")
     @classmethod
@@ -224,3 +242,52 @@ def alpha_of(experiment: str) -> float | None:
     """The alpha rating of an alpha-sweep experiment id, else None."""
     match = _ALPHA.match(experiment)
     return float(match.group(1)) if match else None
+
+
+GridSizes = tuple[tuple[int, int], tuple[int, int]]
+"""A split's grid height and width ranges, ((low, high), (low, high))."""
+
+
+def check_layout(config: BenchConfig, experiments: Sequence[str], spec: RenderSpec) -> None:
+    """Refuse an experiment whose largest grid does not fit the canvas, or whose grid sizes differ
+    between splits under a layout that sizes cells by the grid (unless `allow_cell_size_confound`)."""
+    from render import SpecError, placement
+    from vision_bench.tasks.config import SPLITS
+
+    for experiment in experiments:
+        task = task_config(experiment, config.data)
+        sizes = {split: _grid_sizes(task.for_split(split)) for split in SPLITS}
+        largest = (max(h[1] for h, _ in sizes.values()), max(w[1] for _, w in sizes.values()))
+        try:
+            placement(largest, spec)
+        except SpecError as error:
+            raise ConfigError(f"data.spec: experiment {experiment}: {error}") from None
+        shifted = next((split for split in SPLITS if sizes[split] != sizes["train"]), None)
+        if shifted is None or spec.layout.mode == "cell" or config.allow_cell_size_confound:
+            continue
+        cell = min(spec.size[0] // largest[0], spec.size[1] // largest[1])
+        raise ConfigError(
+            f"experiment {experiment}: grids are {_describe_sizes(sizes['train'])} in train but "
+            f"{_describe_sizes(sizes[shifted])} in {shifted}, so layout '{spec.layout.mode}' draws ID and OOD cells "
+            f"at different pixel sizes (a confound); set data.spec.layout: cell:{cell} (fixed {cell}-pixel cells), "
+            "or allow_cell_size_confound: true in the bench config to keep it"
+        )
+
+
+def task_config(experiment: str, data: DataSection) -> TaskConfig:
+    """The task config of one experiment (a study id or a task-config file) at the bench's sample counts."""
+    from vision_bench.data.sources import load_config
+
+    counts = {"n_train": data.n_train, "n_val": data.n_val, "n_test": data.n_test}
+    if _is_file_reference(experiment):
+        return load_config(None, experiment, **counts)
+    return load_config(experiment, **counts)
+
+
+def _grid_sizes(task: TaskConfig) -> GridSizes:
+    return (task.grid_height[0], task.grid_height[1]), (task.grid_width[0], task.grid_width[1])
+
+
+def _describe_sizes(sizes: GridSizes) -> str:
+    """'10-15 x 10-15' (height range x width range), a fixed side written once: '15 x 15'."""
+    return " x ".join(f"{low}" if low == high else f"{low}-{high}" for low, high in sizes)

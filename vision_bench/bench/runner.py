@@ -23,7 +23,16 @@ import yaml
 from tqdm import tqdm
 
 from vision_bench.bench.aggregate import CellResult
-from vision_bench.bench.config import BenchConfig, ModelEntry, alpha_of, resolve_experiments, setting_of
+from vision_bench.bench.config import (
+    BenchConfig,
+    ModelEntry,
+    alpha_of,
+    check_layout,
+    resolve_experiments,
+    setting_of,
+    task_config,
+)
+from vision_bench.bench.fingerprints import data_fingerprint
 from vision_bench.bench.report import write_report
 from vision_bench.bench.summary import build_report
 from vision_bench.bench.tables import summary_rows, text_table
@@ -230,8 +239,12 @@ def run_bench(
     config = load_bench_config(config)
     out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     bench = _Bench(config, out_dir, progress)
+    check_layout(config, bench.experiments, bench.spec)
     bench.check_models()
-    resolved = yaml.safe_dump({**config.to_dict(), "experiments": bench.experiments}, sort_keys=False)
+    fingerprints = {experiment: data_fingerprint(task_config(experiment, config.data))
+                    for experiment in bench.experiments}
+    resolved = yaml.safe_dump({**config.to_dict(), "experiments": bench.experiments, FINGERPRINTS: fingerprints},
+                              sort_keys=False)
     _check_out_dir(out_dir, resolved)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out_dir / BENCH_FILE, resolved)
@@ -250,6 +263,8 @@ def run_bench(
 
 EXTENSIBLE = ("experiments", "models", "seeds", "baselines")
 """Lists a resumed bench may grow: its earlier cells stay valid."""
+FINGERPRINTS = "data_fingerprints"
+"""Key of bench.yaml holding each experiment's `data_fingerprint`: results computed on other data are refused."""
 
 
 def _check_out_dir(out_dir: Path, resolved: str) -> None:
@@ -262,9 +277,11 @@ def _check_out_dir(out_dir: Path, resolved: str) -> None:
         except yaml.YAMLError:
             before = None
         now = yaml.safe_load(resolved)
+        if isinstance(before, dict):
+            _check_fingerprints(out_dir, before.get(FINGERPRINTS), now.get(FINGERPRINTS, {}))
         differing = None if not isinstance(before, dict) else sorted(
             key for key in set(before) & set(now)
-            if key not in EXTENSIBLE and before[key] != now[key]
+            if key not in (*EXTENSIBLE, FINGERPRINTS) and before[key] != now[key]
         ) + [key for key in EXTENSIBLE if key in before and key in now and not _kept(before[key], now[key])]
         if differing is None or differing:
             detail = f" (it differs in {', '.join(differing)})" if differing else ""
@@ -273,6 +290,22 @@ def _check_out_dir(out_dir: Path, resolved: str) -> None:
             )
     elif any((out_dir / name).exists() for name in ("runs", "baselines", "report.md")):
         raise ConfigError(f"{out_dir} holds results but no {BENCH_FILE}; use another --out or delete the folder")
+
+
+def _check_fingerprints(out_dir: Path, before: object, now: dict[str, str]) -> None:
+    """Refuse results computed on other data than the experiments now generate."""
+    if before is None and any((out_dir / "runs").glob("**/" + METRICS_FILE)):
+        raise ConfigError(
+            f"{out_dir} holds results of an earlier vision-bench that did not record which data they were computed "
+            "on, and the study presets have changed since (see docs/fidelity.md); use another --out, or delete the "
+            "folder to start over"
+        )
+    changed = sorted(name for name, value in (before or {}).items() if name in now and now[name] != value)
+    if changed:
+        raise ConfigError(
+            f"{out_dir} holds results computed on other data than {', '.join(changed)} generates now (the study or "
+            "the generator changed); use another --out, or delete the folder to start over"
+        )
 
 
 def _kept(before: object, now: object) -> bool:

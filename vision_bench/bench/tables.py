@@ -19,6 +19,8 @@ TITLES = {
     "grid_accuracy": "GA: grid accuracy (%)",
     "object_pixel_accuracy": "Obj-PPA: object pixel accuracy (%)",
     "pixel_accuracy": "PPA: pixel accuracy (%)",
+    "paper_ppa": "PPA as in COGITAO App. G.2: over the padded canvas (%)",
+    "paper_obj_ppa": "Obj-PPA as COGITAO's released code computes it: accuracy over target object cells (%)",
     "mse": "MSE (pixel values in [0, 1])",
     "ssim": "SSIM",
     "lpips": "LPIPS",
@@ -26,7 +28,8 @@ TITLES = {
     "fg_mse": "FG-MSE",
 }
 SHORT = {"grid_accuracy": "GA", "object_pixel_accuracy": "Obj-PPA", "pixel_accuracy": "PPA", "mse": "MSE",
-         "ssim": "SSIM", "lpips": "LPIPS", "psnr": "PSNR", "fg_mse": "FG-MSE"}
+         "ssim": "SSIM", "lpips": "LPIPS", "psnr": "PSNR", "fg_mse": "FG-MSE", "paper_ppa": "PPA (G.2)",
+         "paper_obj_ppa": "Obj-PPA (COGITAO)"}
 
 
 def title(metric: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "evaluate"
-HELP = "evaluate a training run (and the copy_input / mean_target / oracle baselines) on the test splits"
+HELP = "evaluate a training run (and the copy_input / mean_target / ground_truth baselines) on the test splits"
 SUMMARY_METRICS = ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips")
 
 
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="evaluate on this export directory instead of the run's own dataset")
     parser.add_argument("--n-test", type=int, default=None,
                         help="samples per test split when the run's data is an on-the-fly study")
-    parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "oracle"),
+    parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "ground_truth"),
                         help="comma-separated baselines to evaluate alongside (default all three; '' for none)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default RUN_DIR/evaluation)")
     parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default 64)")

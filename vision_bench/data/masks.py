@@ -51,7 +51,7 @@ def label_grids(sample: Any) -> list[np.ndarray]:
     for step, frame in enumerate(sample.frames):
         if step:
             transformation = TRANSFORMATIONS[sample.sequence[step - 1]]
-            objects = [transformation.apply(obj) for obj in objects]
+            objects = [transformation.transform(obj) for obj in objects]
         labels = np.zeros(np.asarray(frame).shape, dtype=np.uint8)
         for number, obj in enumerate(objects, start=1):
             top, left, bottom, right = obj.bbox

@@ -146,8 +146,12 @@ def evaluate_split(
     sheet_samples: int = 4,
     progress: bool = False,
     save_predictions: Callable[[str, Sequence[int], torch.Tensor], None] | None = None,
+    canvas: tuple[int, int] | None = None,
 ) -> dict[str, SplitEvaluation]:
     """Every metric on every sample of `dataset` for each of `models` (name -> `predict`-able module).
+
+    `canvas` is the experiment's largest grid (height, width), the padded canvas of the paper's PPA
+    (`paper_ppa`); without it, it is computed only on batches whose grids share one size.
 
     The split is read once: each batch is scored for every predictor in turn, so its sample
     columns are computed once and LPIPS passes each target through its network once.
@@ -167,7 +171,7 @@ def evaluate_split(
         batch = to_device_batch(raw, spec, device)
         for name, model in models.items():
             prediction = model.predict(batch).float().clamp_(0, 1)
-            values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None)
+            values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas)
             _record(scores[name], split, batch, prediction, values)
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
@@ -209,6 +213,7 @@ def _batch_metrics(
     spec: Any,
     lpips: LpipsLoad | None,
     id_sequences: Sequence[Sequence[str]] | None,
+    canvas: tuple[int, int] | None = None,
 ) -> MetricValues:
     """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape."""
     seeds = _render_seeds(batch, prediction.shape[0])
@@ -226,7 +231,8 @@ def _batch_metrics(
             grids["id_sequences"] = id_sequences
     background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
     return compute_metrics(
-        prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips, **grids
+        prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips,
+        canvas=canvas if grids else None, **grids,
     )
 
 

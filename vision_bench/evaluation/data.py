@@ -33,6 +33,17 @@ class EvaluationData:
     source: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     has_grids: bool = True
+    canvas: tuple[int, int] | None = None
+    """The experiment's largest grid (height, width): the padded canvas of the paper's PPA (`paper_ppa`)."""
+
+
+def experiment_canvas(task_config: Any) -> tuple[int, int]:
+    """The largest grid any split of the experiment allows: COGITAO pads every grid to "the max size which can
+    be observed during the experiment" (paper 000, appendix F), in and out of distribution alike."""
+    from vision_bench.tasks.config import SPLITS
+
+    resolved = [task_config.for_split(split) for split in SPLITS]
+    return max(config.grid_height[1] for config in resolved), max(config.grid_width[1] for config in resolved)
 
 
 def training_sequences(task_config: Any) -> tuple[list[tuple[str, ...]] | None, str | None]:
@@ -77,6 +88,7 @@ def study_data(
         id_sequences=sequences,
         source={"study": study, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
         notes=[note] if note else [],
+        canvas=experiment_canvas(task_config),
     )
 
 
@@ -95,7 +107,7 @@ def export_data(path: str | Path, spec: Any, splits: tuple[str, ...]) -> Evaluat
             spec=spec,
             splits={split: open_dataset(str(path), split, spec=spec) for split in splits},
             source={"path": str(path)},
-            notes=["image pairs without grids: object-aware metrics, stubbornness and the oracle are skipped"],
+            notes=["image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"],
             has_grids=False,
         )
     manifest = read_manifest(path)
@@ -103,7 +115,8 @@ def export_data(path: str | Path, spec: Any, splits: tuple[str, ...]) -> Evaluat
     missing = [split for split in splits if counts.get(split, 0) == 0]
     if missing:
         raise ConfigError(f"export {path} has no samples in {', '.join(missing)}; choose other --splits")
-    sequences, note = training_sequences(TaskConfig.from_dict(dict(manifest["settings"]["config"])))
+    task_config = TaskConfig.from_dict(dict(manifest["settings"]["config"]))
+    sequences, note = training_sequences(task_config)
     return EvaluationData(
         spec=spec,
         splits={split: open_dataset(str(path), split, spec=spec) for split in splits},
@@ -111,6 +124,7 @@ def export_data(path: str | Path, spec: Any, splits: tuple[str, ...]) -> Evaluat
         id_sequences=sequences,
         source={"path": str(path), "counts": {s: counts.get(s, 0) for s in ("train", *splits)}},
         notes=[note] if note else [],
+        canvas=experiment_canvas(task_config),
     )
 
 

@@ -1,8 +1,8 @@
 """Evaluate a trained run, and the baselines next to it, on the test splits (`vision-bench evaluate`).
 
-Baselines (`copy_input`, `mean_target`, `oracle`) go through exactly the same loop as the model,
-so every table has its floor and its ceiling: the oracle renders the true output grid and must
-score GA 100 and MSE 0 after render -> decode.
+Baselines (`copy_input`, `mean_target`, `ground_truth`) go through exactly the same loop as the
+model, so every table has its floor and its ceiling: ground_truth renders the true output grid and
+must score GA 100 and MSE 0 after render -> decode. (SVIB's Oracle is a trained model, `svib:oracle`.)
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from typing import Any
 import torch
 
 from vision_bench.data.atomic import temp_path_for
-from vision_bench.errors import ConfigError
+from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
 from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
+from vision_bench.registry import unknown_name_message
 
-BASELINES = ("copy_input", "mean_target", "oracle")
+BASELINES = ("copy_input", "mean_target", "ground_truth")
 DEFAULT_SPLITS = ("test_id", "test_ood")
 OUTPUT_DIR = "evaluation"
 
@@ -69,6 +70,16 @@ def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
     return path
 
 
+def check_baselines(names: Sequence[str]) -> None:
+    """An `UnknownNameError` for the first name that is not in `BASELINES` (an old name points to its new one)."""
+    from vision_bench.models.registry import check_renamed
+
+    for name in names:
+        if name not in BASELINES:
+            check_renamed(name)
+            raise UnknownNameError(unknown_name_message("baseline", name, BASELINES))
+
+
 def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.device,
                     batch_size: int) -> tuple[dict[str, torch.nn.Module], list[str]]:
     """The requested baselines, ready to predict; and notes on any that this data cannot support."""
@@ -77,19 +88,18 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
     from vision_bench.models import create_model
 
     size = data.spec.size[0]
+    check_baselines(names)
     models: dict[str, torch.nn.Module] = {}
     notes: list[str] = []
     for name in names:
-        if name not in BASELINES:
-            raise ConfigError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
         if name == "mean_target" and data.train is None:
             notes.append("mean_target skipped: the data has no training split to average")
             continue
-        if name == "oracle" and not data.has_grids:
-            notes.append("oracle skipped: the data has no grids and sequences to apply")
+        if name == "ground_truth" and not data.has_grids:
+            notes.append("ground_truth skipped: the data has no grids and sequences to apply")
             continue
         options: dict[str, Any] = {"image_size": size}
-        if name == "oracle":
+        if name == "ground_truth":
             options["render_spec"] = data.spec
         model = create_model(name, **options).to(device)
         if name == "mean_target":
@@ -159,6 +169,7 @@ def _evaluate_into(
         evaluations = evaluate_split(
             predictors, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
             id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress, save_predictions=saver,
+            canvas=data.canvas,
         )
         for name, evaluation in evaluations.items():
             results[name][split] = evaluation
@@ -209,6 +220,7 @@ def evaluate_run(
     from vision_bench.train import load_checkpoint
     from vision_bench.train.components import resolve_spec
 
+    check_baselines(baselines)
     run_dir = Path(run_dir)
     path = checkpoint_path(run_dir, checkpoint)
     target = pick_device(device)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import torch
 
-from vision_bench.metrics.inputs import as_grids, as_images, background_colors, matching_images
+from vision_bench.metrics.inputs import MetricInputError, as_grids, as_images, background_colors, matching_images
 from vision_bench.metrics.perceptual import OK, LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE
 from vision_bench.metrics.registry import METRICS, MetricInputs, check_computable, missing_inputs
@@ -39,6 +39,7 @@ def compute_metrics(
     background_rgb: torch.Tensor | Sequence[float] | None = None,
     foreground_mask: torch.Tensor | None = None,
     id_sequences: Iterable[Sequence[str]] | None = None,
+    canvas: int | tuple[int, int] | None = None,
     names: Sequence[str] | None = None,
     lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None = None,
     tolerance: float = PIXEL_TOLERANCE,
@@ -51,11 +52,13 @@ def compute_metrics(
     ('alex', 'vgg', 'squeeze'), an already-built LPIPS module, an `LpipsScorer` or an `LpipsLoad` (which keeps
     the last target batch's features, so scoring several predictors against one target tensor
     passes it through the network once); missing weights makes `lpips` NaN
-    with an 'unavailable: ...' status instead of failing. A metric asked for by name whose
-    inputs are missing raises `MetricInputError`.
+    with an 'unavailable: ...' status instead of failing. `canvas` (m, n), or m for m x m, is the padded grid size
+    the paper's literal metrics (`paper_ppa`, `paper_obj_ppa`) count over; without it they use the
+    batch's size when its grids all have that size, else they are NaN with a status saying so.
+    A metric asked for by name whose inputs are missing raises `MetricInputError`.
     """
     inputs = _inputs(pred_images, target_images, input_images, pred_grids, target_grids, input_grids,
-                     background_rgb, foreground_mask, id_sequences, tolerance)
+                     background_rgb, foreground_mask, id_sequences, canvas, tolerance)
     if names is None:
         specs = [spec for _, spec in METRICS.items() if not missing_inputs(spec, inputs)]
     else:
@@ -83,6 +86,7 @@ def _inputs(
     background_rgb: torch.Tensor | Sequence[float] | None,
     foreground_mask: torch.Tensor | None,
     id_sequences: Iterable[Sequence[str]] | None,
+    canvas: int | tuple[int, int] | None,
     tolerance: float,
 ) -> MetricInputs:
     """The arguments checked once: images shape-matched (their value range is checked when the
@@ -109,8 +113,17 @@ def _inputs(
         background=background,
         foreground_mask=foreground_mask,
         id_sequences=None if id_sequences is None else [tuple(s) for s in id_sequences],
+        canvas=None if canvas is None else _canvas(canvas),
         tolerance=tolerance,
     )
+
+
+def _canvas(canvas: int | Sequence[int]) -> tuple[int, int]:
+    """`canvas` as (m, n), two positive integers; one integer m means m x m."""
+    values = (canvas, canvas) if isinstance(canvas, int) else tuple(canvas)
+    if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        raise MetricInputError(f"canvas: expected (m, n), two positive integers, got {canvas!r}")
+    return values[0], values[1]
 
 
 def _check_ranges(inputs: MetricInputs) -> None:

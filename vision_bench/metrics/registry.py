@@ -34,6 +34,7 @@ class MetricInputs:
     background: torch.Tensor | None = None
     foreground_mask: torch.Tensor | None = None
     id_sequences: Sequence[Sequence[str]] | None = None
+    canvas: tuple[int, int] | None = None
     lpips: perceptual.LpipsLoad | None = None
     tolerance: float = pixel.PIXEL_TOLERANCE
     image_statistics: image_pass.ImageStatistics | None = None
@@ -116,6 +117,27 @@ def _lpips(inputs: MetricInputs) -> torch.Tensor:
     return load.module(images, inputs.target_images)
 
 
+CANVAS_UNKNOWN = (
+    "unavailable: the batch's grids are padded and no canvas size was given, so the paper's m x n canvas is unknown"
+)
+
+
+def _on_paper_canvas(
+    name: str, formula: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+) -> Callable[[MetricInputs], torch.Tensor]:
+    """`formula` over the padded canvas (`grids.on_canvas`); NaN with a status when the canvas is unknown."""
+
+    def function(inputs: MetricInputs) -> torch.Tensor:
+        laid = grids.on_canvas(inputs.pred_grids, inputs.target_grids, inputs.canvas)
+        if laid is None:
+            inputs.status[name] = CANVAS_UNKNOWN
+            target = inputs.target_grids
+            return torch.full((target.shape[0],), float("nan"), dtype=torch.float64, device=target.device)
+        return formula(*laid)
+
+    return function
+
+
 def _stubbornness(inputs: MetricInputs) -> torch.Tensor:
     return objects.stubbornness(inputs.pred_grids, inputs.target_grids, inputs.input_grids, inputs.id_sequences)
 
@@ -145,6 +167,16 @@ for _spec in (
     MetricSpec("object_pixel_accuracy", "higher",
                "accuracy over cells where prediction or target is non-background (Obj-PPA), percent",
                lambda i: grids.object_pixel_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True,
+               gap="difference"),
+    MetricSpec("paper_ppa", "higher",
+               "COGITAO App. G.2 as written: matching cells over the whole m x n padded canvas, padding "
+               "included (padding counts right when predicted as padding; an image model's decoded grid always "
+               "has the target's shape, so its padding is always right), percent",
+               _on_paper_canvas("paper_ppa", grids.paper_pixel_accuracy), GRIDS, percent=True, gap="difference"),
+    MetricSpec("paper_obj_ppa", "higher",
+               "Obj-PPA as COGITAO's released code computes it: accuracy over the cells where the target is an "
+               "object (extra predicted objects cost nothing), per sample, percent",
+               lambda i: grids.released_object_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True,
                gap="difference"),
     MetricSpec("object_accuracy", "higher", "share of target objects reproduced exactly (cells and colors), percent",
                lambda i: objects.object_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),

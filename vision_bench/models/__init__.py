@@ -1,7 +1,8 @@
 """Image-to-image models on timm backbones, and baselines, behind one interface.
 
 `create_model(name, **options)` builds `unet:<timm cnn>`, `bottleneck:<timm cnn>`,
-`vit:<timm vit>`, `copy_input`, `mean_target` or `oracle`; `MODELS` lists them. Every model is an
+`vit:<timm vit>`, SVIB's baselines `svib:i2i-cnn`, `svib:i2i-vit` and `svib:oracle`, `copy_input`,
+`mean_target` or `ground_truth`; `MODELS` lists them. Every model is an
 `ImageToImageModel` (see `vision_bench.models.base` for the interface). Importing this package sets
 HF_HUB_OFFLINE=1 (unless already set): weights come from local files only.
 """

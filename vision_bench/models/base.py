@@ -3,7 +3,9 @@
 Training and evaluation depend on exactly this: `forward(images, task_code=None)` gives the raw
 output (rgb: (B, 3, H, W) in [0, 1]; palette: logits (B, 10, H, W)); `predict(batch)` gives an
 image (B, 3, H, W) in [0, 1] without building a graph; trainable models add
-`training_loss(batch)`; `describe()` is a dict for logs and reports. Batches are the dicts of
+`training_loss(batch)`; `describe()` is a dict for logs and reports. A model that reads something
+other than images (svib:oracle reads the padded input grids) says so with `batch_inputs` and
+`check_inputs`, and its `forward` takes that instead. Batches are the dicts of
 `vision_bench.data` ('input', 'target', 'task_code', 'input_grid', 'grid_shape', 'sequence', ...).
 """
 
@@ -68,7 +70,7 @@ class ImageToImageModel(nn.Module, ABC):
 
 
 class TrainableModel(ImageToImageModel):
-    """A network with an output head: subclasses implement `decode(images, task_code) -> raw channels`."""
+    """A network with an output head: subclasses implement `decode(inputs, task_code) -> raw channels`."""
 
     trainable = True
 
@@ -87,44 +89,53 @@ class TrainableModel(ImageToImageModel):
         self.task_vocab_size = task_vocab_size
 
     @abstractmethod
-    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
-        """(B, 3, S, S) images -> (B, pixel_head.channels, S, S) raw output."""
+    def decode(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """Checked inputs (images (B, 3, S, S), or what `batch_inputs` reads) -> (B, pixel_head.channels, S, S)."""
 
-    def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+    def batch_inputs(self, batch: Mapping[str, Any]) -> torch.Tensor:
+        """What the model reads from a batch: its 'input' images (the grid-fed svib:oracle reads grids)."""
+        return batch_tensor(batch, "input", self.name)
+
+    def check_inputs(self, images: torch.Tensor) -> None:
+        """A `ConfigError` unless `images` is (B, 3, image_size, image_size)."""
         if images.ndim != 4 or images.shape[1:] != (3, self.image_size, self.image_size):
             raise ConfigError(
                 f"model {self.name!r} was built for (B, 3, {self.image_size}, {self.image_size}) images, got "
                 f"{tuple(images.shape)}; create it with image_size={images.shape[-1]} or render at "
                 f"{self.image_size} pixels"
             )
+
+    def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+        self.check_inputs(inputs)
         if self.task_vocab_size is not None:
-            task_code = check_task_code(task_code, images.shape[0], self.task_vocab_size, self.name)
+            task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name)
         else:
             task_code = None
-        return self.pixel_head.activate(self.decode(images, task_code))
+        return self.pixel_head.activate(self.decode(inputs, task_code))
 
     def _inputs(self, batch: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
         device = next(self.parameters()).device
-        images = batch_tensor(batch, "input", self.name).to(device, non_blocking=True)
+        inputs = self.batch_inputs(batch).to(device, non_blocking=True)
         task_code = batch.get("task_code")
         if self.task_vocab_size is None:
-            return images, None
-        task_code = check_task_code(task_code, images.shape[0], self.task_vocab_size, self.name)
-        return images, task_code.to(device, non_blocking=True)
+            return inputs, None
+        task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name)
+        return inputs, task_code.to(device, non_blocking=True)
 
     @torch.no_grad()
     def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
-        images, task_code = self._inputs(batch)
-        return self.pixel_head.to_image(self(images, task_code))
+        inputs, task_code = self._inputs(batch)
+        return self.pixel_head.to_image(self(inputs, task_code))
 
     def training_loss(self, batch: Mapping[str, Any]) -> torch.Tensor:
-        images, task_code = self._inputs(batch)
-        target = batch_tensor(batch, "target", self.name).to(images.device, non_blocking=True)
-        if target.shape != images.shape:
+        inputs, task_code = self._inputs(batch)
+        target = batch_tensor(batch, "target", self.name).to(inputs.device, non_blocking=True)
+        expected = (inputs.shape[0], 3, self.image_size, self.image_size)
+        if tuple(target.shape) != expected:
             raise ConfigError(
-                f"batch 'target' has shape {tuple(target.shape)}; it must match 'input' {tuple(images.shape)}"
+                f"batch 'target' has shape {tuple(target.shape)}; model {self.name!r} expects {expected}"
             )
-        return self.pixel_head.loss(self(images, task_code), target)
+        return self.pixel_head.loss(self(inputs, task_code), target)
 
     def details(self) -> dict[str, Any]:
         return {"loss": self.pixel_head.loss_name, "task_conditioning": self.task_vocab_size}

@@ -1,9 +1,10 @@
 """Baselines with the model interface and no trainable parameters: the floor and the ceiling.
 
 `copy_input` predicts the input image (the score of doing nothing); `mean_target` predicts the
-mean training target (the score of ignoring the input); `oracle` applies the true transformation
-sequence to the true input grid and renders it with the dataset's render spec, which every metric
-should score as perfect.
+mean training target (the score of ignoring the input); `ground_truth` applies the true
+transformation sequence to the true input grid and renders it with the dataset's render spec, which
+every metric should score as perfect. (It was called `oracle`; SVIB's Oracle is a trained model,
+`svib:oracle`.)
 """
 
 from __future__ import annotations
@@ -95,23 +96,29 @@ def _render_spec(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         return RenderSpec.from_dict(value)
-    raise ConfigError("oracle needs render_spec: the dataset's RenderSpec (or its dict), to draw the true output grids")
+    raise ConfigError(
+        "ground_truth needs render_spec: the dataset's RenderSpec (or its dict), to draw the true output grids"
+    )
 
 
-class OracleModel(ImageToImageModel):
+class GroundTruthModel(ImageToImageModel):
     """Applies the batch's true sequences to its true input grids and renders the results."""
 
     def __init__(self, shared: SharedOptions, connectivity: int = 8, **options: Any) -> None:
-        reject_options(options, "oracle", "it takes render_spec and connectivity only")
-        _no_weights(shared, "oracle")
+        reject_options(options, "ground_truth", "it takes render_spec and connectivity only")
+        _no_weights(shared, "ground_truth")
         if connectivity not in (4, 8):
             raise ConfigError(f"connectivity must be 4 or 8 (how the dataset extracted objects), got {connectivity!r}")
-        super().__init__("oracle", family="oracle", backbone=None, head="rgb", image_size=shared.image_size)
+        super().__init__(
+            "ground_truth", family="ground_truth", backbone=None, head="rgb", image_size=shared.image_size
+        )
         self.render_spec = _render_spec(shared.render_spec)
         self.connectivity = connectivity
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
-        raise ConfigError("oracle predicts from the true grids and sequences, not from pixels; call predict(batch)")
+        raise ConfigError(
+            "ground_truth predicts from the true grids and sequences, not from pixels; call predict(batch)"
+        )
 
     def _output_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
         from vision_bench.tasks.transformations import apply_sequence
@@ -120,7 +127,7 @@ class OracleModel(ImageToImageModel):
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
         sequences = batch.get("sequence")
         if sequences is None or len(sequences) != len(grids):
-            raise ConfigError("oracle needs batch['sequence']: the true transformation names of every sample")
+            raise ConfigError("ground_truth needs batch['sequence']: the true transformation names of every sample")
         return [
             apply_sequence(grid[:height, :width], names, connectivity=self.connectivity)
             for grid, (height, width), names in zip(grids.cpu().numpy(), shapes, sequences)

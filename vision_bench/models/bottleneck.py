@@ -1,4 +1,7 @@
-"""`bottleneck:<timm cnn>`: SVIB's I2I-CNN, the whole image squeezed through one vector.
+"""`bottleneck:<timm cnn>`: the whole image squeezed through one vector, as in SVIB's I2I-CNN.
+
+The bottleneck is SVIB's; the decoder is not (SVIB's I2I-CNN, with its own CNN and its
+patch-transformer decoder, is `svib:i2i-cnn`).
 
 The encoder's deepest feature map is globally pooled and projected to a `latent_dim` vector (the
 single-vector bottleneck, no skip connections), which a linear layer reshapes to a map at the
@@ -48,7 +51,7 @@ class VectorDecoder(nn.Module):
 
 
 class BottleneckModel(TrainableModel):
-    """timm CNN encoder -> global pool -> one vector -> upsampling decoder (SVIB I2I-CNN)."""
+    """timm CNN encoder -> global pool -> one vector -> upsampling decoder."""
 
     def __init__(
         self,

@@ -2,7 +2,8 @@
 
 A task code is a LongTensor (B, TASK_CODE_LENGTH) of tokens, 0 = identity / padding (see
 `vision_bench.tasks.task_code`). CNN families embed it into one vector and modulate encoder
-features with FiLM (per-channel scale and shift); the ViT family adds one token per code position.
+features with FiLM (per-channel scale and shift); the ViT family adds one token per code position;
+the svib models add one memory token per code position for their patch decoder to attend to.
 Order matters (crop then pad differs from pad then crop), so every position has its own embedding.
 """
 
@@ -17,10 +18,11 @@ from vision_bench.errors import ConfigError
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
 
 
-def resolve_vocab_size(task_conditioning: bool | int) -> int | None:
+def resolve_vocab_size(task_conditioning: bool | int | None) -> int | None:
     """`task_conditioning` option -> vocabulary size (None = unconditioned).
 
-    True means the project's task codes (`VOCAB_SIZE` tokens); an integer >= 2 is a custom vocabulary.
+    True means the project's task codes (`VOCAB_SIZE` tokens); an integer >= 2 is a custom vocabulary;
+    False and None (the option left unset) mean unconditioned.
     """
     if task_conditioning is False or task_conditioning is None:
         return None

@@ -16,14 +16,18 @@ from vision_bench.errors import ConfigError
 
 @dataclass(frozen=True)
 class SharedOptions:
-    """Image size, output head and loss, task conditioning, weights file, render spec."""
+    """Image size, output head and loss, task conditioning, weights file, render spec.
+
+    `task_conditioning` None is the model's default: off, except for svib:oracle, which reads the
+    task code unless told false.
+    """
 
     image_size: int = 128
     head: str = "rgb"
     loss: str | None = None
     palette_colors: Any = None
     background_weight: float = 0.2
-    task_conditioning: bool | int = False
+    task_conditioning: bool | int | None = None
     pretrained_file: str | Path | None = None
     render_spec: Any = None
 

@@ -1,18 +1,21 @@
-"""`vit:<timm vit>`: SVIB's I2I-ViT, a timm VisionTransformer whose patch tokens are decoded to pixels.
+"""`vit:<timm vit>`: a timm VisionTransformer whose patch tokens are decoded to pixels.
 
 The ViT is built at the model's image size (img_size) with any patch size it accepts; its patch
-tokens (prefix tokens dropped) go through a token decoder: `linear` maps each token to its patch's
-pixels, `transformer` first runs a small transformer over the patch tokens (as SVIB does). With
-task conditioning, the task code becomes extra tokens next to the class token, so every block can
+tokens (prefix tokens dropped) are decoded to pixels: `linear` maps each token to its patch's
+pixels; `transformer` is SVIB's patch-transformer decoder (`vision_bench.models.patch_transformer`:
+one sin-cos query per 4-pixel output patch, cross-attending to the tokens; `decoder_depth` blocks,
+SVIB's 8 by default). `svib:i2i-vit` is SVIB's whole I2I-ViT, encoder included. With task
+conditioning, the task code becomes extra tokens next to the class token, so every block can
 attend to it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import torch
-from timm.models.vision_transformer import Block, VisionTransformer
+from timm.models.vision_transformer import VisionTransformer
 from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
@@ -21,36 +24,24 @@ from vision_bench.models.conditioning import TaskCodeEmbedding, resolve_vocab_si
 from vision_bench.models.encoders import create_timm_model
 from vision_bench.models.heads import build_head
 from vision_bench.models.options import SharedOptions, positive_int
+from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, unpatchify
 from vision_bench.registry import unknown_name_message
 
 DECODERS = ("linear", "transformer")
 
 
 class TokenDecoder(nn.Module):
-    """(B, N, D) patch tokens -> (B, out_channels, S, S): optional transformer, per-patch linear, unpatchify."""
+    """(B, N, D) patch tokens -> (B, out_channels, S, S): each token linearly mapped to its patch's pixels."""
 
-    def __init__(
-        self, kind: str, dim: int, grid_size: int, patch_size: int, out_channels: int, depth: int, num_heads: int
-    ) -> None:
+    def __init__(self, dim: int, grid_size: int, patch_size: int, out_channels: int) -> None:
         super().__init__()
         self.grid_size = grid_size
         self.patch_size = patch_size
         self.out_channels = out_channels
-        if kind == "transformer":
-            self.position = nn.Parameter(torch.zeros(1, grid_size * grid_size, dim))
-            nn.init.trunc_normal_(self.position, std=0.02)
-            self.blocks = nn.Sequential(*(Block(dim, num_heads, qkv_bias=True) for _ in range(depth)))
-            self.norm = nn.LayerNorm(dim)
-        self.kind = kind
         self.project = nn.Linear(dim, patch_size * patch_size * out_channels)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        if self.kind == "transformer":
-            tokens = self.norm(self.blocks(tokens + self.position))
-        patches = self.project(tokens)
-        g, p, c = self.grid_size, self.patch_size, self.out_channels
-        patches = patches.view(-1, g, g, p, p, c).permute(0, 5, 1, 3, 2, 4)
-        return patches.reshape(-1, c, g * p, g * p)
+        return unpatchify(self.project(tokens), self.grid_size, self.patch_size, self.out_channels)
 
 
 def _build_vit(backbone: str, shared: SharedOptions, options: dict[str, Any]) -> VisionTransformer:
@@ -89,7 +80,7 @@ class ViTModel(TrainableModel):
         backbone: str,
         shared: SharedOptions,
         decoder: str = "linear",
-        decoder_depth: int = 2,
+        decoder_depth: int = SVIB_DECODER.depth,
         **backbone_options: Any,
     ) -> None:
         decoder = decoder or "linear"
@@ -115,15 +106,12 @@ class ViTModel(TrainableModel):
         self.decoder_depth = positive_int(decoder_depth, "decoder_depth")
         dim = self.encoder.embed_dim
         self.task_tokens = None if self.task_vocab_size is None else TaskCodeEmbedding(self.task_vocab_size, dim)
-        self.decoder = TokenDecoder(
-            decoder,
-            dim,
-            shared.image_size // patch_height,
-            patch_height,
-            self.pixel_head.channels,
-            decoder_depth,
-            self.encoder.blocks[0].attn.num_heads,
-        )
+        channels = self.pixel_head.channels
+        if decoder == "transformer":
+            settings = replace(SVIB_DECODER, depth=self.decoder_depth)
+            self.decoder = PatchTransformerDecoder(dim, shared.image_size, channels, settings)
+        else:
+            self.decoder = TokenDecoder(dim, shared.image_size // patch_height, patch_height, channels)
 
     def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """timm's `forward_features`, with the task tokens inserted after the position embedding."""

@@ -24,6 +24,8 @@ from vision_bench.tasks.task_code import TASK_CODE_LENGTH
 from vision_bench.tasks.transformations import resolve_sequence
 
 SPLITS = ("train", "val_id", "val_ood", "test_id", "test_ood")
+PAIRED_SPLITS = {"val_ood": "val_id", "test_ood": "test_id"}
+"""Under `paired_ood`, each OOD split and the ID split whose input grids it reuses."""
 Split = Literal["train", "val_id", "val_ood", "test_id", "test_ood"]
 
 
@@ -124,7 +126,12 @@ class TaskConfig(BaseModel):
     allowed, `depth` steps) or from `sequences` (one drawn uniformly); exactly one must be set.
     `connectivity` (4 or 8) is the one under which every input object is a single piece, unless an
     object filter asks for connectivity "distance". `square_grid` makes every grid as wide as it is
-    high (the height is drawn from `grid_height`; `grid_width` must then be the same range)."""
+    high (the height is drawn from `grid_height`; `grid_width` must then be the same range).
+
+    `paired_ood` pairs the evaluation splits as COGITAO's released CompGen configs do: sample i of
+    val_ood (test_ood) has the input grid of sample i of val_id (test_id), transformed by an OOD
+    sequence, so each input is scored in distribution and out of it. The OOD splits may then change
+    only the sequences."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -141,6 +148,7 @@ class TaskConfig(BaseModel):
     sequences: Sequences | None = None
     samples: SampleCounts = SampleCounts()
     splits: SplitOverrides = SplitOverrides()
+    paired_ood: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskConfig:
@@ -158,6 +166,20 @@ class TaskConfig(BaseModel):
                 "an object filter allows diagonally connected objects (connectivity 8), which split into "
                 "several objects under connectivity 4; use connectivity 8 or filter connectivity 4"
             )
+        if self.paired_ood:
+            for ood, id_split in PAIRED_SPLITS.items():
+                if self.count(ood) != self.count(id_split):
+                    raise ValueError(
+                        f"paired_ood: sample i of {ood} reuses the input of sample i of {id_split}, so both need "
+                        f"the same count, got {self.count(ood)} and {self.count(id_split)}; set samples.{ood} to "
+                        f"{self.count(id_split)} or paired_ood: false"
+                    )
+                changed = _changed_environment(getattr(self.splits, ood), getattr(self.splits, id_split))
+                if changed:
+                    raise ValueError(
+                        f"paired_ood: {ood} shares the input grids of {id_split}, so it may change only the "
+                        f"sequences, but it sets {', '.join(changed)}; remove them or set paired_ood: false"
+                    )
         for split in SPLITS:
             if getattr(self.splits, split) is not None:
                 try:
@@ -220,6 +242,13 @@ class TaskConfig(BaseModel):
 
     def count(self, split: str) -> int:
         return int(getattr(self.samples, split))
+
+
+def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) -> list[str]:
+    """Fields other than the sequences on which an OOD split's overrides differ from its ID split's."""
+    sequence_fields = {"transformations", "depth", "sequences"}
+    return [name for name in SplitConfig.model_fields if name not in sequence_fields
+            and getattr(ood, name, None) != getattr(id_split, name, None)]
 
 
 def _dump_override(override: SplitConfig) -> dict[str, Any]:

@@ -9,9 +9,9 @@ shape and cells mapped to [0, 1) and cut by `OWNER_WEIGHTS`. A split keeps only 
 owns, so no input grid appears in two splits, whatever their configs and sizes.
 
 Objects: `vision_bench.tasks.planning` works out, per drawn sequence, which templates each object
-filter allows. Each object picks a filter uniformly among those with an allowed template, then a
-template uniformly, then colors; constraints that depend on colors are checked again on the
-painted object.
+filter allows (those meeting every step's constraints, checked on the input object as COGITAO
+does). Each object picks a filter uniformly among those with an allowed template, then a
+template uniformly, then colors.
 
 Feasibility: obvious impossibilities fail up front; otherwise a sample gives up after
 `MAX_ATTEMPTS` attempts and `InfeasibleConfigError` names the constraint that kept failing.
@@ -33,9 +33,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from vision_bench.errors import InfeasibleConfigError
-from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.grid import GridObject
+from vision_bench.errors import InfeasibleConfigError, TransformationError
+from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, TaskConfig
+from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
 from vision_bench.tasks.placement import Canvas, PlacementShape
 from vision_bench.tasks.planning import (
     LIBRARY,
@@ -46,6 +46,7 @@ from vision_bench.tasks.planning import (
     plan_for,
 )
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
+from vision_bench.tasks.transformations import transform_objects
 
 OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.025, "test_ood": 0.025}
 MAX_ATTEMPTS = 1000
@@ -185,9 +186,9 @@ def _attempt(plan: Plan, rng: random.Random, sequence: Sequence, height: int, wi
 
 def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int,
                  width: int) -> DrawnObject | str:
-    """One painted object that meets every step's constraints and stays inside the grid, or why none was found."""
+    """One painted object whose every step stays inside the grid, or why none was found. The choices hold
+    only templates that meet the sequence's constraints and keep a cell (see `planning`)."""
     uniform = rng.random
-    rejected_by = None
     for _ in range(DRAW_TRIES):
         chosen, colors = choices[int(uniform() * len(choices))]
         index = chosen[int(uniform() * len(chosen))]
@@ -195,27 +196,62 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
         obj = GridObject(pixels, 0, 0)
         path = [obj]
         top, left, bottom, right = 0, 0, pixels.shape[0], pixels.shape[1]
-        for step, verify in zip(sequence.steps, sequence.verify):
-            if verify and not step.accepts(obj):
-                rejected_by = step
-                break
+        for step in sequence.steps:
             obj = step.transform(obj)
             path.append(obj)
             rows, cols = obj.pixels.shape
             top, left = min(top, obj.top), min(left, obj.left)
             bottom, right = max(bottom, obj.top + rows), max(right, obj.left + cols)
-        else:
-            if bottom - top <= height and right - left <= width:
-                return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
-    if rejected_by is not None:
-        return f"no drawn object met the constraints of {rejected_by.name} ({rejected_by.constraints})"
+        if bottom - top <= height and right - left <= width:
+            return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
     return f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid"
 
 
 def generate_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
+    if config.paired_ood and split in (*PAIRED_SPLITS, *PAIRED_SPLITS.values()):
+        return _paired_sample(config, split, index)
     plan = plan_for(config, split)
     return _sample(plan, sample_rng(plan.config.seed, split, index), index)
+
+
+def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Sample `index` of a paired split (`paired_ood`): the ID sample and the OOD sample share one input grid.
+
+    Attempt k draws an ID sample (attempt 0 with the split's own RNG, so an ID sample that pairs is the
+    unpaired one) and an OOD sequence, and applies the sequence to the sample's input objects; the
+    first pair that meets both sequences' constraints and stays valid is kept, as COGITAO keeps the
+    first grid on which both sequences succeed. Both splits run the same attempts, so they agree.
+    """
+    ood_split = split if split in PAIRED_SPLITS else next(ood for ood, paired in PAIRED_SPLITS.items()
+                                                           if paired == split)
+    id_split = PAIRED_SPLITS[ood_split]
+    id_plan, ood_plan = plan_for(config, id_split), plan_for(config, ood_split)
+    failures: Counter[str] = Counter()
+    last_error = ""
+    for attempt in range(MAX_ATTEMPTS):
+        label = "" if attempt == 0 else f"/pair{attempt}"
+        id_sample = _sample(id_plan, sample_rng(config.seed, id_split + label, index), index)
+        sequence = ood_plan.draw_sequence(sample_rng(config.seed, ood_split + label, index))
+        objects = extract_objects(id_sample.input, config.connectivity)
+        try:
+            steps = transform_objects(objects, sequence.names, id_sample.input.shape)
+        except TransformationError as error:
+            failures[sequence.key] += 1
+            last_error = str(error)
+            continue
+        if split == id_split:
+            return id_sample
+        frames = (id_sample.input, *(draw_objects(id_sample.input.shape, step) for step in steps[1:]))
+        metadata = tuple({**meta, "output_bbox": list(obj.bbox)} for meta, obj in zip(id_sample.objects, steps[-1]))
+        return TaskSample(id_sample.input, frames[-1], sequence.names, frames, metadata, sequence.code,
+                          sequence.key, config.seed, ood_split, index)
+    sequence_key, count = failures.most_common(1)[0]
+    raise InfeasibleConfigError(
+        f"split {split!r}, sample {index}: no {id_split} input of {MAX_ATTEMPTS} could also be transformed by an "
+        f"{ood_split} sequence ({count} failed on {sequence_key}, the last because {last_error}); the paired "
+        "splits need objects that meet the constraints of both; set paired_ood: false or change the sequences"
+    )
 
 
 def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T]]) -> T:

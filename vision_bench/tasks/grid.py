@@ -17,7 +17,12 @@ _STRUCTURES = {
 
 @dataclass(frozen=True, eq=False)
 class GridObject:
-    """One object: its bounding-box-local pixels (0 = not part of the object) and its top-left anchor."""
+    """One object: its box-local pixels (0 = not part of the object) and the box's top-left anchor.
+
+    The box is usually the bounding box of the cells. After a crop it is the window the crop kept,
+    whose edge rows or columns may hold no cell: COGITAO keeps that box, and later steps anchor on
+    it. Its empty cells are background; they never paint over anything.
+    """
 
     pixels: np.ndarray
     top: int

@@ -39,7 +39,8 @@ class ObjectFilter(BaseModel):
     """Which objects to draw: bounds on size and colors, required symmetry, connectivity, pattern, footprint.
 
     Unset fields do not filter. `symmetric=True` keeps objects with at least one symmetry, `False`
-    those with none; `symmetries` lists symmetries an object must all have. `connectivity` 4 keeps
+    those with none; `symmetries` lists symmetries an object must all have. `cogitao_symmetric` filters
+    on COGITAO's narrower definition (`properties.cogitao_symmetric`), which the study presets use. `connectivity` 4 keeps
     edge-connected objects, 8 every one-piece object (diagonal steps allowed), "distance" objects
     made of separate blocks. `colors` restricts the colors an object may use.
     """
@@ -63,6 +64,7 @@ class ObjectFilter(BaseModel):
     footprint: tuple[Footprint, ...] | None = None
     outline: bool | None = None
     hollow: bool | None = None
+    cogitao_symmetric: bool | None = None
 
     @field_validator("colors", "symmetries", "color_pattern", "footprint", mode="before")
     @classmethod
@@ -116,7 +118,7 @@ class ObjectFilter(BaseModel):
             wanted = getattr(self, name)
             if wanted is not None:
                 keep &= np.isin(table[name], [vocabulary.index(v) for v in wanted])
-        for name in ("outline", "hollow"):
+        for name in ("outline", "hollow", "cogitao_symmetric"):
             if getattr(self, name) is not None:
                 keep &= table[name] == getattr(self, name)
         return keep
@@ -137,6 +139,7 @@ def _property_row(props: ObjectProperties) -> dict[str, int | bool]:
         "footprint": FOOTPRINTS.index(props.footprint),
         "outline": props.outline,
         "hollow": props.hollow,
+        "cogitao_symmetric": props.cogitao_symmetric,
     }
 
 

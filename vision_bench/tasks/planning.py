@@ -1,11 +1,15 @@
 """Sequence planning: which library templates each drawn sequence may use, worked out once per sequence.
 
-For a drawn sequence, the allowed templates of each object filter are those that survive every
-step in their reference coloring (labels as colors) and whose bounding box, carried through the
-sequence, fits the grid and, with a one-cell margin, 1/n of its area for n objects (a larger one
-would leave no room for the others). Constraints that read only an object's shape
-(`SHAPE_CONSTRAINTS`) are settled here for every coloring; the generator checks the others again
-on each painted object. Sequences that no allowed template survives are never drawn.
+For a drawn sequence, the allowed templates of each object filter are those that meet the
+constraints of every step of the sequence (checked on the template itself: COGITAO checks a
+sequence's constraints on its input objects only), that keep at least one cell through every
+step, and whose bounding box, carried through the sequence, fits the grid and, with a one-cell
+margin, 1/n of its area for n objects (a larger one would leave no room for the others).
+
+The reference coloring (labels as colors) settles the first two for every painted object: every
+constraint reads only an object's shape and its number of colors, which painting the labels with
+distinct colors keeps, and every transformation maps cells to cells whatever their colors.
+Sequences that no allowed template survives are never drawn.
 
 The object pool is the fixed `ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object
 file. The caches below only save work: each holds a pure function of the library, a filter and a
@@ -25,21 +29,12 @@ from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
 from vision_bench.tasks.placement import PlacementShape
 from vision_bench.tasks.task_code import encode_task_code
-from vision_bench.tasks.transformations import TRANSFORMATIONS, Transformation
+from vision_bench.tasks.transformations import TRANSFORMATIONS, crop
 
 LIBRARY_SEED = 0
 LIBRARY = ObjectLibrary(LIBRARY_SEED)
 SEQUENCE_REDRAWS = 200
-REFERENCE_LISTS = 64
-"""Reference lists a plan keeps (one per step prefix and filter; depth-2 sequences need 29 per filter):
-a bound on memory for deep sequences, whose prefixes are many."""
-SHAPE_CONSTRAINTS = frozenset({
-    "crop_top_side", "crop_bottom_side", "crop_left_side", "crop_right_side", "crop_contours",
-    "fill_holes_different_color", "empty_inside_pixels",
-})
-"""Transformations whose constraints read only an object's shape. Every transformation maps shapes to
-shapes whatever the colors, so the reference coloring decides these constraints for any coloring;
-other constraints (fill_holes_same_color needs one color) are checked again on the painted object."""
+HALF_CROPS = frozenset(entry.name for entry in crop.ENTRIES) - {"crop_contours"}
 
 
 _TEMPLATES: dict[int, PlacementShape] = {}
@@ -53,100 +48,69 @@ def placement_shape(index: int) -> PlacementShape:
     return found
 
 
-class _Reference:
-    """A template in its reference coloring (labels as colors) after some steps, with the keys under which
-    constraint verdicts about it are cached: its mask for shape constraints, its cells for the others."""
-
-    __slots__ = ("obj", "_cells_key", "_shape_key")
-
-    def __init__(self, obj: GridObject) -> None:
-        self.obj = obj
-        self._cells_key: tuple[tuple[int, ...], bytes] | None = None
-        self._shape_key: tuple[tuple[int, ...], bytes] | None = None
-
-    def verdict_key(self, shape_only: bool) -> tuple[tuple[int, ...], bytes]:
-        if shape_only:
-            if self._shape_key is None:
-                self._shape_key = (self.obj.pixels.shape, (self.obj.pixels != 0).tobytes())
-            return self._shape_key
-        if self._cells_key is None:
-            self._cells_key = (self.obj.pixels.shape, self.obj.pixels.tobytes())
-        return self._cells_key
-
-
-_AFTER: dict[tuple[tuple[str, ...], int], _Reference | None] = {}
+_AFTER: dict[tuple[tuple[str, ...], int], GridObject | None] = {}
 _AFTER_LIMIT = 200_000
-_VERDICTS: dict[str, dict[tuple[tuple[int, ...], bytes], bool]] = {}
-"""Per transformation, its verdicts by what its constraint reads (see `_Reference.verdict_key`)."""
 
 
-def _verdicts(step: Transformation, references: list[_Reference | None]) -> list[bool]:
-    """`step.accepts(reference.obj)` for each reference (False for None), cached in `_VERDICTS`."""
-    shape_only = step.name in SHAPE_CONSTRAINTS
-    cache = _VERDICTS.setdefault(step.name, {})
-    verdicts = []
-    for reference in references:
-        if reference is None:
-            verdicts.append(False)
-            continue
-        key = reference.verdict_key(shape_only)
-        verdict = cache.get(key)
-        if verdict is None:
-            verdict = cache[key] = step.accepts(reference.obj)
-        verdicts.append(verdict)
-    return verdicts
-
-
-def _after(prefix: tuple[str, ...], index: int) -> _Reference | None:
-    """Template `index` in its reference coloring after `prefix`, or None if a step rejects it (memory-capped cache)."""
+def _after(prefix: tuple[str, ...], index: int) -> GridObject | None:
+    """Template `index` in its reference coloring after `prefix`, or None if a step leaves it no cell
+    (memory-capped cache)."""
     key = (prefix, index)
     found = _AFTER.get(key, key)
     if found is key:
         if len(_AFTER) >= _AFTER_LIMIT:
             _AFTER.clear()
         if not prefix:
-            found = _Reference(GridObject(LIBRARY.labels[index], 0, 0))
+            found = GridObject(LIBRARY.labels[index], 0, 0)
         else:
-            before, step = _after(prefix[:-1], index), TRANSFORMATIONS[prefix[-1]]
-            found = _Reference(step.transform(before.obj)) if _verdicts(step, [before])[0] else None
+            before = _after(prefix[:-1], index)
+            found = None if before is None else TRANSFORMATIONS[prefix[-1]].transform(before)
+            if found is not None and not found.n_cells:
+                found = None
         _AFTER[key] = found
     return found  # type: ignore[return-value]
 
 
-def _constrained_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
-    """`names` up to its last step that has constraints (empty if none has)."""
-    constrained = [k for k, name in enumerate(names) if TRANSFORMATIONS[name].rejection is not None]
-    return names[: constrained[-1] + 1] if constrained else ()
+def _emptying_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
+    """`names` up to its last step that can leave an object with no cell (empty if none can).
+
+    Only crops can: crop_contours, and a half crop after another half crop. A half crop keeps an
+    edge row or column of its box, which holds a cell unless an earlier half crop left the box with
+    empty edges (every other step makes a tight box or keeps the box it got).
+    """
+    emptying = [k for k, name in enumerate(names)
+                if name == "crop_contours" or (name in HALF_CROPS and HALF_CROPS.intersection(names[:k]))]
+    return names[: emptying[-1] + 1] if emptying else ()
 
 
 _BOXES: dict[tuple[tuple[str, ...], tuple[int, int]], tuple[int, int]] = {}
 
 
 def _box(names: tuple[str, ...], shape: tuple[int, int]) -> tuple[int, int]:
-    """Rows and columns a full box of `shape` spans over the steps of `names` that accept it."""
+    """Rows and columns a full box of `shape` spans over the steps of `names` (until one leaves it no cell):
+    an estimate of the room a template of that shape needs."""
     key = (names, shape)
     if key not in _BOXES:
         obj = GridObject(np.ones(shape, dtype=np.uint8), 0, 0)
         top, left, bottom, right = 0, 0, shape[0], shape[1]
         for name in names:
-            step = TRANSFORMATIONS[name]
-            if step.accepts(obj):
-                obj = step.transform(obj)
-                top, left = min(top, obj.top), min(left, obj.left)
-                bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
+            obj = TRANSFORMATIONS[name].transform(obj)
+            if not obj.n_cells:
+                break
+            top, left = min(top, obj.top), min(left, obj.left)
+            bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
         _BOXES[key] = (bottom - top, right - left)
     return _BOXES[key]
 
 
 @dataclass
 class Sequence:
-    """A drawn sequence with what the hot loop needs: its steps, which to re-check on painted objects, code."""
+    """A drawn sequence with what the hot loop needs: its steps, task code and key."""
 
     names: tuple[str, ...]
 
     def __post_init__(self) -> None:
         self.steps = [TRANSFORMATIONS[name] for name in self.names]
-        self.verify = [step.rejection is not None and step.name not in SHAPE_CONSTRAINTS for step in self.steps]
         self.code = tuple(encode_task_code(self.names))
         self.key = "-".join(self.names)
 
@@ -185,8 +149,8 @@ class Plan:
         self.split = split
         self.sequences: dict[tuple[str, ...], tuple[Sequence, list[Survivors]]] = {}
         self.choices: dict[tuple[tuple[str, ...], int, int, int], list[Choice]] = {}
-        self.survivors: dict[tuple[tuple[str, ...], int], np.ndarray] = {}
-        self.references: dict[tuple[tuple[str, ...], int], list[_Reference | None]] = {}
+        self.meets: dict[tuple[str, int], np.ndarray] = {}
+        self.survivors: dict[tuple[tuple[str, ...], tuple[str, ...], int], np.ndarray] = {}
         max_height, max_width = resolved.grid_height[1], resolved.grid_width[1]
         self.pools: list[Pool] = []
         for number, object_filter in enumerate(resolved.object_filter):
@@ -210,37 +174,42 @@ class Plan:
                 "use fewer or smaller objects or a larger grid"
             )
 
-    def _survivors(self, prefix: tuple[str, ...], number: int) -> np.ndarray:
-        """Positions in pool `number` of the templates that, colored by their labels, meet the constraints of
-        every step of `prefix` (cached)."""
-        found = self.survivors.get((prefix, number))
+    def _meets(self, name: str, number: int) -> np.ndarray:
+        """Per template of pool `number`, whether it (in its reference coloring) meets step `name`'s constraints."""
+        found = self.meets.get((name, number))
         if found is None:
-            if not prefix:
-                found = np.arange(len(self.pools[number].templates))
-            else:
-                step = TRANSFORMATIONS[prefix[-1]]
-                found = np.flatnonzero(_verdicts(step, self._references(prefix[:-1], number)))
-            self.survivors[prefix, number] = found
+            step = TRANSFORMATIONS[name]
+            found = self.meets[name, number] = np.array(
+                [step.accepts(GridObject(LIBRARY.labels[i], 0, 0)) for i in self.pools[number].templates.tolist()],
+                dtype=bool)
         return found
 
-    def _references(self, prefix: tuple[str, ...], number: int) -> list[_Reference | None]:
-        """The templates of pool `number` after `prefix` in their reference coloring (see `_after`; cached)."""
-        found = self.references.get((prefix, number))
+    def _survivors(self, names: tuple[str, ...], number: int) -> np.ndarray:
+        """Positions in pool `number` of the templates that meet the constraints of every step of `names` and
+        keep a cell through them; cached by what decides them."""
+        constrained = tuple(sorted({name for name in names if TRANSFORMATIONS[name].rejection is not None}))
+        prefix = _emptying_prefix(names)
+        found = self.survivors.get((constrained, prefix, number))
         if found is None:
-            if len(self.references) >= REFERENCE_LISTS:
-                self.references.clear()
-            found = self.references[prefix, number] = [_after(prefix, i)
-                                                       for i in self.pools[number].templates.tolist()]
+            meets = np.ones(len(self.pools[number].templates), dtype=bool)
+            for name in constrained:
+                meets &= self._meets(name, number)
+            found = np.flatnonzero(meets)
+            if prefix:
+                templates = self.pools[number].templates
+                found = np.array([k for k in found.tolist() if _after(prefix, int(templates[k])) is not None],
+                                 dtype=np.int64)
+            self.survivors[constrained, prefix, number] = found
         return found
 
     def sequence(self, names: tuple[str, ...]) -> tuple[Sequence, list[Survivors]]:
         """The sequence and its survivors in each pool that has any."""
         found = self.sequences.get(names)
         if found is None:
-            sequence, prefix = Sequence(names), _constrained_prefix(names)
+            sequence = Sequence(names)
             survivors = []
             for number, pool in enumerate(self.pools):
-                kept = self._survivors(prefix, number)
+                kept = self._survivors(names, number)
                 if len(kept):
                     shape_of = pool.shape_of[kept]
                     boxes = np.zeros((len(pool.shapes), 2), dtype=np.int64)

@@ -38,6 +38,8 @@ class ObjectProperties:
     `connectivity` is 4 when the cells form one edge-connected piece, 8 when they need diagonal
     steps to be one piece, and "distance" for separate blocks. `outline` is True when the object
     is the one-cell contour of a filled `footprint`. `hollow` means at least one enclosed hole.
+    `cogitao_symmetric` is COGITAO's `is_shape_symmetric`, which the study presets filter on (see
+    `cogitao_symmetric`).
     """
 
     height: int
@@ -50,6 +52,7 @@ class ObjectProperties:
     footprint: str
     outline: bool
     hollow: bool
+    cogitao_symmetric: bool
 
     @property
     def symmetric(self) -> bool:
@@ -81,6 +84,7 @@ def object_properties(pixels: object) -> ObjectProperties:
         footprint=footprint,
         outline=outline,
         hollow=bool(enclosed_holes(mask).any()),
+        cogitao_symmetric=cogitao_symmetric(array),
     )
 
 
@@ -94,6 +98,20 @@ def _symmetries(array: np.ndarray) -> tuple[str, ...]:
         "point": array[::-1, ::-1],
     }
     return tuple(name for name, image in images.items() if image is not None and np.array_equal(array, image))
+
+
+def cogitao_symmetric(array: np.ndarray) -> bool:
+    """COGITAO's `is_shape_symmetric` on a trimmed object: its footprint (cells, colors ignored) is unchanged
+    by mirror_horizontal or mirror_vertical, or, for a square box, its colors equal their transpose or
+    anti-transpose. There is no point symmetry, and mirrors ignore colors while diagonals do not
+    (arcworld/conditionals/single_shape_conditionals.py). It differs from `symmetries`, which reads colors
+    for every symmetry and includes the 180-degree turn."""
+    mask = array != 0
+    if np.array_equal(mask, mask[::-1]) or np.array_equal(mask, mask[:, ::-1]):
+        return True
+    if array.shape[0] != array.shape[1]:
+        return False
+    return bool(np.array_equal(array, array.T) or np.array_equal(array, array[::-1, ::-1].T))
 
 
 def _connectivity(mask: np.ndarray) -> int | str:

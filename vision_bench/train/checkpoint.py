@@ -26,6 +26,9 @@ from vision_bench.train.config import TrainConfig, differing_keys
 CHECKPOINT_FORMAT = "vision-bench-checkpoint"
 CHECKPOINT_VERSION = 1
 REQUIRED_KEYS = ("config", "config_hash", "model", "optimizer", "scheduler", "scaler", "rng", "epoch", "step")
+# A weight of the timm-block decoder that vit: decoder: transformer was before it became SVIB's
+# patch-transformer decoder, and of no model since: its checkpoints no longer load.
+RETIRED_VIT_DECODER_KEY = "decoder.position"
 
 
 class CheckpointError(UserError):
@@ -88,10 +91,6 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
     return path
 
 
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
     """The stored payload, or `CheckpointError` saying why the file is not a usable checkpoint."""
     path = Path(path)
@@ -150,6 +149,12 @@ def load_model_state(model: nn.Module, state: dict[str, torch.Tensor], path: str
     try:
         model.load_state_dict(state)
     except RuntimeError as error:
+        if RETIRED_VIT_DECODER_KEY in state:
+            raise CheckpointError(
+                f"{path}: this checkpoint predates SVIB's patch-transformer decoder: its vit: decoder: transformer "
+                "weights are for the old timm-block decoder, which vision-bench no longer builds; retrain the model, "
+                "or load it with the vision-bench commit that trained it"
+            ) from None
         raise CheckpointError(
             f"{path}: the weights do not fit the model built from its config ({_first_line(error)})"
         ) from None

@@ -13,10 +13,12 @@ training combinations, OOD splits only held-out ones.
 from __future__ import annotations
 
 import random
+from functools import partial
 from itertools import product
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.studies.builder import Builder
 
 COLORS = (1, 2, 3, 4)
 FOOTPRINTS = {"square": ("square", False), "frame": ("square", True), "disk": ("disk", False),
@@ -71,11 +73,11 @@ def build(rule: str, alpha: float, counts: SampleCounts, seed: int) -> TaskConfi
     )
 
 
-def entries() -> list[tuple[str, str, tuple[str, float]]]:
-    """(study id, one-line description, build arguments) for the registered rules and alphas."""
+def entries() -> list[tuple[str, str, Builder]]:
+    """(study id, one-line description, builder) for the registered rules and alphas."""
     return [
         (f"alpha/{rule}/{alpha}", f"alpha {alpha} ({rule}): SVIB-style held-out color x footprint x size "
-         "combinations", (rule, alpha))
+         "combinations", partial(build, rule, alpha))
         for rule in RULES
         for alpha in ALPHAS
     ]

@@ -1,68 +1,118 @@
-"""EnvGen (COGITAO paper 000, appendix F): one fixed transformation, a changed environment out of distribution.
+"""EnvGen (COGITAO paper 000, section 4 and appendix F): one fixed transformation, a changed environment OOD.
 
 G1 varies the number of objects, G2 the grid size, G3 the object size, G4 the object complexity
 (symmetric single-colored in training, asymmetric multi-colored OOD) and G5 all of them at once.
 Experiment k of each uses the k-th of translate_up, rot90, mirror_horizontal, crop_top_side,
-extend_contours_same_color. Grids are square. Where the paper leaves a setting open, this module
-fixes it: objects at most 5x5 (the paper's "smaller than 6x6") in G1, G2 and G4, and a 20x20 grid
-with 2 objects in G3.
+extend_contours_same_color.
+
+Every setting follows COGITAO's released experiment configs (ktroyan/COGITAO at 8c4ca621edc9,
+`experiment_configs/generalization.py`), which fill what the paper leaves open. Grid height and
+width are drawn independently from the range, as COGITAO draws them, so G2 and G5 grids need not
+be square. The object filters are COGITAO's conditionals: `is_shape_less_than_6_rows` is
+`max_height=5`, `more_than_5_rows` is `min_height=6`, `is_shape_fully_connected` is one
+8-connected piece, `is_shape_evenly_colored` one color and `is_shape_symmetric` COGITAO's own
+symmetry (`cogitao_symmetric`). G4 sets no size limit; COGITAO's object library stops at 14x14,
+and so does the preset.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
+
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.studies.builder import Builder
 
 RULES = ("translate_up", "rot90", "mirror_horizontal", "crop_top_side", "extend_contours_same_color")
+SOURCE = "COGITAO experiment_configs/generalization.py"
+LIBRARY_SIDE = 14
+"""The largest object side in COGITAO's object library (create_objects.py draws 1..14 rows and columns)."""
 
-SMALL = ObjectFilter(max_height=5, max_width=5)
-LARGE = ObjectFilter(min_height=6, max_height=10, min_width=6, max_width=10)
-SIMPLE_SMALL = ObjectFilter(max_height=5, max_width=5, symmetric=True, n_colors=1)
-COMPLEX_SMALL = ObjectFilter(max_height=5, max_width=5, symmetric=False, min_colors=2)
-COMPLEX_LARGE = ObjectFilter(min_height=6, max_height=10, min_width=6, max_width=10, symmetric=False, min_colors=2)
+UP_TO_5 = ObjectFilter(max_height=5, max_width=5, connectivity=8)
+UP_TO_4 = ObjectFilter(max_height=4, max_width=4, connectivity=8)
+FROM_6_TO_8 = ObjectFilter(min_height=6, max_height=8, min_width=6, max_width=8, connectivity=8)
+SIMPLE = ObjectFilter(max_height=LIBRARY_SIDE, max_width=LIBRARY_SIDE, connectivity=8, cogitao_symmetric=True,
+                      n_colors=1)
+COMPLEX = ObjectFilter(max_height=LIBRARY_SIDE, max_width=LIBRARY_SIDE, connectivity=8, cogitao_symmetric=False,
+                       min_colors=2)
+SIMPLE_UP_TO_4 = ObjectFilter(max_height=4, max_width=4, connectivity=8, cogitao_symmetric=True, n_colors=1)
+COMPLEX_6_TO_8 = ObjectFilter(min_height=6, max_height=8, min_width=6, max_width=8, connectivity=8,
+                              cogitao_symmetric=False, min_colors=2)
 
-Environment = dict[str, object]
 
-SETTINGS: dict[str, tuple[str, Environment, Environment]] = {
-    "G1": ("number of objects: 1-2 -> 3-4 objects in a 15x15 grid",
-           {"grid": (15, 15), "n_objects": (1, 2), "object_filter": SMALL},
-           {"n_objects": (3, 4)}),
-    "G2": ("grid size: 10x10-15x15 -> 16x16-20x20, 2 objects",
-           {"grid": (10, 15), "n_objects": (2, 2), "object_filter": SMALL},
-           {"grid": (16, 20)}),
-    "G3": ("object size: 1x1-5x5 -> 6x6-10x10, 2 objects in a 20x20 grid",
-           {"grid": (20, 20), "n_objects": (2, 2), "object_filter": SMALL},
-           {"object_filter": LARGE}),
-    "G4": ("object complexity: symmetric single-colored -> asymmetric multi-colored, 2 objects, 15x15",
-           {"grid": (15, 15), "n_objects": (2, 2), "object_filter": SIMPLE_SMALL},
-           {"object_filter": COMPLEX_SMALL}),
-    "G5": ("all combined: simple 1x1-5x5, 1-2 objects, 10-15 grid -> complex 6x6-10x10, 3-4 objects, 16-20 grid",
-           {"grid": (10, 15), "n_objects": (1, 2), "object_filter": SIMPLE_SMALL},
-           {"grid": (16, 20), "n_objects": (3, 4), "object_filter": COMPLEX_LARGE}),
+@dataclass(frozen=True)
+class Environment:
+    """Grid side range (height and width drawn independently), object count range and object filter."""
+
+    grid: tuple[int, int]
+    n_objects: tuple[int, int]
+    objects: ObjectFilter
+
+    def summary(self) -> str:
+        low, high = self.grid
+        grid = f"{low}x{low}" if low == high else f"{low}-{high} a side"
+        count = f"{self.n_objects[0]}" if self.n_objects[0] == self.n_objects[1] else "{}-{}".format(*self.n_objects)
+        return f"{count} objects, grid {grid}"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One EnvGen setting: what it varies, and the training and OOD environments of each experiment."""
+
+    varies: str
+    train: Environment
+    ood: Environment
+    exceptions: tuple[tuple[int, Environment, Environment], ...] = ()
+    """Experiments whose environments differ from the others', as (experiment, train, ood)."""
+
+    def environments(self, experiment: int) -> tuple[Environment, Environment]:
+        for number, train, ood in self.exceptions:
+            if number == experiment:
+                return train, ood
+        return self.train, self.ood
+
+
+SETTINGS: dict[str, Setting] = {
+    "G1": Setting("number of objects: 1-2 -> 3-4",
+                  Environment((15, 15), (1, 2), UP_TO_5), Environment((15, 15), (3, 4), UP_TO_5)),
+    "G2": Setting("grid size: 10-15 -> 16-20 cells a side",
+                  Environment((10, 15), (2, 2), UP_TO_5), Environment((16, 20), (2, 2), UP_TO_5)),
+    "G3": Setting("object size: up to 4x4 -> 6x6 to 8x8",
+                  Environment((15, 15), (2, 2), UP_TO_4), Environment((15, 15), (2, 2), FROM_6_TO_8),
+                  exceptions=((5, Environment((15, 20), (2, 2), UP_TO_4), Environment((15, 20), (2, 2), FROM_6_TO_8)),)),
+    "G4": Setting("object complexity: symmetric single-colored -> asymmetric multi-colored",
+                  Environment((15, 15), (2, 2), SIMPLE), Environment((15, 15), (2, 2), COMPLEX)),
+    "G5": Setting("all combined: simple, up to 4x4, 1-2 objects, grid 10-15 -> complex, 6x6 to 8x8, "
+                  "3-4 objects, grid 16-20",
+                  Environment((10, 15), (1, 2), SIMPLE_UP_TO_4), Environment((16, 20), (3, 4), COMPLEX_6_TO_8),
+                  exceptions=((5, Environment((10, 15), (1, 2), SIMPLE_UP_TO_4),
+                               Environment((17, 20), (3, 3), COMPLEX_6_TO_8)),)),
 }
-"""Setting -> (description, in-distribution environment, what changes out of distribution)."""
+"""Setting -> its environments, as COGITAO's release defines them."""
 
 
 def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> TaskConfig:
-    description, base, ood = SETTINGS[setting]
-    grid = base["grid"]
+    """The config of `envgen/<setting>/<experiment>`."""
+    train, ood = SETTINGS[setting].environments(experiment)
     override: dict[str, object] = {}
-    if "grid" in ood:
-        override.update(grid_height=ood["grid"], grid_width=ood["grid"])
-    if "n_objects" in ood:
-        override["n_objects"] = ood["n_objects"]
-    if "object_filter" in ood:
-        override["object_filter"] = (ood["object_filter"],)
+    if ood.grid != train.grid:
+        override.update(grid_height=ood.grid, grid_width=ood.grid)
+    if ood.n_objects != train.n_objects:
+        override["n_objects"] = ood.n_objects
+    if ood.objects != train.objects:
+        override["object_filter"] = (ood.objects,)
     ood_split = SplitConfig(**override)
     rule = RULES[experiment - 1]
     return TaskConfig(
-        description=f"EnvGen {setting}-{experiment} ({rule}): {description}",
+        description=f"EnvGen {setting}-{experiment} ({rule}): {SETTINGS[setting].varies}; "
+                    f"train {train.summary()}, OOD {ood.summary()}. Source: {SOURCE}, setting {setting[1]}, "
+                    f"experiment {experiment}",
         seed=seed,
-        grid_height=grid,
-        grid_width=grid,
-        square_grid=True,
-        n_objects=base["n_objects"],
-        object_filter=(base["object_filter"],),
+        grid_height=train.grid,
+        grid_width=train.grid,
+        n_objects=train.n_objects,
+        object_filter=(train.objects,),
         connectivity=8,
         sequences=((rule,),),
         samples=counts,
@@ -70,11 +120,11 @@ def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> Tas
     )
 
 
-def entries() -> list[tuple[str, str, tuple[str, int]]]:
-    """(study id, one-line description, build arguments) for G1-1 .. G5-5."""
+def entries() -> list[tuple[str, str, Builder]]:
+    """(study id, one-line description, builder) for G1-1 .. G5-5."""
     return [
-        (f"envgen/{setting}/{experiment}", f"EnvGen {setting}-{experiment} ({RULES[experiment - 1]}): {description}",
-         (setting, experiment))
-        for setting, (description, _, _) in SETTINGS.items()
+        (f"envgen/{setting}/{experiment}", f"EnvGen {setting}-{experiment} ({RULES[experiment - 1]}): {entry.varies}",
+         partial(build, setting, experiment))
+        for setting, entry in SETTINGS.items()
         for experiment in range(1, len(RULES) + 1)
     ]

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pydantic import ValidationError
 
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.registry import Registry, unknown_name_message
 from vision_bench.tasks.config import SampleCounts, TaskConfig, describe_validation_error
 from vision_bench.tasks.studies import alpha, compgen, envgen
+from vision_bench.tasks.studies.builder import Builder
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
 
-Builder = Callable[[SampleCounts, int], TaskConfig]
-
-
-def _builder(build: Callable[..., TaskConfig], arguments: tuple) -> Builder:
-    return lambda counts, seed: build(*arguments, counts, seed)
-
 
 def _registry() -> Registry[Builder]:
     registry: Registry[Builder] = Registry("study")
     for module in (compgen, envgen, alpha):
-        for study_id, description, arguments in module.entries():
-            registry.add(study_id, _builder(module.build, arguments), description)
+        for study_id, description, builder in module.entries():
+            registry.add(study_id, builder, description)
     return registry
 
 

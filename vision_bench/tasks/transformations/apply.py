@@ -32,15 +32,27 @@ def resolve_sequence(names: Iterable[str]) -> tuple[Transformation, ...]:
     return tuple(resolved)
 
 
+def check_constraints(objects: list[GridObject], names: Iterable[str]) -> None:
+    """Raise `TransformationError` for the first object that breaks a constraint of any step of `names`.
+
+    COGITAO's timing: every step's constraints are checked on the input objects of the sequence,
+    never on what earlier steps made of them.
+    """
+    for transformation in resolve_sequence(names):
+        for obj in objects:
+            transformation.check(obj)
+
+
 def apply_step(objects: list[GridObject], name: str, shape: tuple[int, int]) -> list[GridObject]:
     """Apply transformation `name` to every object of a grid of `shape`; the new objects, in the same order.
 
-    Raises `TransformationError` when an object does not meet the transformation's constraints,
-    when a transformed object's bounding box leaves the grid, or when two transformed objects
-    share a cell (touching is allowed).
+    One step of a sequence whose constraints were checked on its input objects (`check_constraints`),
+    so none is checked here. Raises `TransformationError` when a transformed object has no cell left
+    (a crop), when its box leaves the grid, or when two transformed objects share a cell (touching
+    is allowed): COGITAO drops such samples.
     """
     transformation = TRANSFORMATIONS[name]
-    transformed = [transformation.apply(obj) for obj in objects]
+    transformed = [transformation.transform(obj) for obj in objects]
     _check_placement(transformed, name, shape)
     return transformed
 
@@ -50,6 +62,10 @@ def _check_placement(objects: list[GridObject], name: str, shape: tuple[int, int
     height, width = shape
     claims = np.zeros(shape, dtype=np.uint16)
     for index, obj in enumerate(objects):
+        if not obj.n_cells:
+            raise TransformationError(
+                f"{name} leaves object {index} with no cell; choose objects with more cells or another sequence"
+            )
         rows, cols = obj.pixels.shape
         top, left = obj.top, obj.left
         if top < 0 or left < 0 or top + rows > height or left + cols > width:
@@ -73,26 +89,33 @@ def _has_cell(obj: GridObject, row: int, col: int) -> bool:
     return top <= row < bottom and left <= col < right and bool(obj.pixels[row - top, col - left])
 
 
+def transform_objects(objects: list[GridObject], names: Iterable[str], shape: tuple[int, int]) -> list[list[GridObject]]:
+    """[objects, after step 1, ..., after the last step] for the objects of a grid of `shape`.
+
+    Constraints are checked on the input objects first (`check_constraints`), then every step is
+    applied (`apply_step`); either raises `TransformationError`.
+    """
+    names = [transformation.name for transformation in resolve_sequence(names)]
+    check_constraints(objects, names)
+    steps = [objects]
+    for name in names:
+        steps.append(apply_step(steps[-1], name, shape))
+    return steps
+
+
 def apply_sequence(grid: object, names: Iterable[str], connectivity: int = 8) -> np.ndarray:
     """The grid after applying `names` in order to every object (objects are extracted once, up front).
 
     An empty sequence is the identity. Works on any valid grid, for example an imported ARC grid.
     """
-    transformations = resolve_sequence(names)
+    names = [transformation.name for transformation in resolve_sequence(names)]
     grid = validate_grid(grid)
-    objects = extract_objects(grid, connectivity)
-    for transformation in transformations:
-        objects = apply_step(objects, transformation.name, grid.shape)
-    return draw_objects(grid.shape, objects)
+    return draw_objects(grid.shape, transform_objects(extract_objects(grid, connectivity), names, grid.shape)[-1])
 
 
 def apply_sequence_frames(grid: object, names: Iterable[str], connectivity: int = 8) -> list[np.ndarray]:
     """[input, grid after step 1, ..., output]: one more grid than there are names."""
-    transformations = resolve_sequence(names)
+    names = [transformation.name for transformation in resolve_sequence(names)]
     grid = validate_grid(grid)
-    objects = extract_objects(grid, connectivity)
-    frames = [grid.copy()]
-    for transformation in transformations:
-        objects = apply_step(objects, transformation.name, grid.shape)
-        frames.append(draw_objects(grid.shape, objects))
-    return frames
+    steps = transform_objects(extract_objects(grid, connectivity), names, grid.shape)
+    return [grid.copy(), *(draw_objects(grid.shape, objects) for objects in steps[1:])]

@@ -15,10 +15,13 @@ ANY_OBJECT = "any object"
 class Transformation:
     """A transformation of one object, e.g. `rot90`.
 
-    `transform` maps a `GridObject` to a new one (new pixels and new anchor). `rejection`, when
-    set, says in a few words why an object does not meet `constraints` (or returns None), so that
-    generators can filter objects with `accepts` and `apply` can fail with a clear message.
-    Pixel arrays are treated as immutable: results may share memory with their input.
+    `transform` maps any `GridObject` with at least one cell to a new one (new pixels and new
+    anchor), whether or not it meets `constraints`: as in COGITAO, constraints are checked on the
+    input objects of a whole sequence, so later steps see whatever the earlier ones made. The
+    result may have no cell left (a crop); sequence runners count that as an invalid sample.
+    `rejection`, when set, says in a few words why an object does not meet `constraints` (or
+    returns None), so that generators can filter objects with `accepts` and `apply` can fail with
+    a clear message. Pixel arrays are treated as immutable: results may share memory with their input.
     """
 
     name: str
@@ -31,8 +34,8 @@ class Transformation:
         """Whether `obj` meets this transformation's constraints."""
         return self.rejection is None or self.rejection(obj) is None
 
-    def apply(self, obj: GridObject) -> GridObject:
-        """The transformed object, or `TransformationError` saying which constraint `obj` breaks."""
+    def check(self, obj: GridObject) -> None:
+        """Raise `TransformationError` saying which constraint `obj` breaks, if it breaks one."""
         if self.rejection is not None:
             reason = self.rejection(obj)
             if reason is not None:
@@ -41,4 +44,8 @@ class Transformation:
                     f"{obj.top}, column {obj.left}: {reason}. It needs {self.constraints}; filter such "
                     "objects out or choose another transformation"
                 )
+
+    def apply(self, obj: GridObject) -> GridObject:
+        """`obj` transformed as the only step of a sequence, or `TransformationError` saying which constraint it breaks."""
+        self.check(obj)
         return self.transform(obj)

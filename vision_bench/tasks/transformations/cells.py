@@ -24,8 +24,37 @@ def color_counts(pixels: np.ndarray) -> np.ndarray:
 
 
 def most_frequent_color(pixels: np.ndarray) -> int:
-    """The object color covering most cells; a tie goes to the smallest color, so results are deterministic."""
-    return int(color_counts(pixels)[1:].argmax()) + 1
+    """The object color covering most cells (background cells of the box never count).
+
+    A tie goes to the tied color that COGITAO's `max(set(colors), key=colors.count)` meets first,
+    colors listed in reading order: see `set_order`.
+    """
+    counts = color_counts(pixels)[1:]
+    tied = np.flatnonzero(counts == counts.max()) + 1
+    if len(tied) == 1:
+        return int(tied[0])
+    return next(color for color in set_order(pixels) if color in tied)
+
+
+def set_order(pixels: np.ndarray) -> list[int]:
+    """The object's colors in the order CPython iterates a set built from them in reading order.
+
+    Integers hash to themselves, so the order is fixed, but it is CPython's and is spelled out here
+    so that it does not depend on the interpreter. Up to four colors share a table of 8 slots:
+    color c takes slot c % 8 or, when that is taken (1 and 9 share slot 1), the next free slot of
+    s -> (5 * s + 1) % 8. Five or more colors get a 32-slot table, one slot each: order by value.
+    """
+    values, first = np.unique(pixels.ravel(), return_index=True)
+    in_reading_order = [int(values[k]) for k in np.argsort(first) if values[k] != 0]
+    if len(in_reading_order) >= 5:
+        return sorted(in_reading_order)
+    slots: dict[int, int] = {}
+    for color in in_reading_order:
+        slot = color % 8
+        while slot in slots:
+            slot = (5 * slot + 1) % 8
+        slots[slot] = color
+    return [slots[slot] for slot in sorted(slots)]
 
 
 def enclosed_holes(mask: np.ndarray) -> np.ndarray:
@@ -96,12 +125,28 @@ def contour_mask(mask: np.ndarray) -> np.ndarray:
 
 
 def trimmed(pixels: np.ndarray, top: int, left: int) -> GridObject:
-    """The object whose bounding box is shrunk to its non-background cells (there must be at least one)."""
+    """The object of `pixels` (box at `top`, `left`) with its box shrunk to its cells, which stay in place.
+
+    COGITAO's `Shape(grid)` of a grid-sized array. An object without cells gets an empty 0x0 box.
+    """
     rows, cols = pixels.any(axis=1), pixels.any(axis=0)
-    if rows[0] and rows[-1] and cols[0] and cols[-1]:  # already tight: the common case, no index search
+    if rows.size and cols.size and rows[0] and rows[-1] and cols[0] and cols[-1]:  # already tight: no search
         return GridObject(pixels, top, left)
     rows, cols = np.flatnonzero(rows), np.flatnonzero(cols)
+    if not rows.size:
+        return GridObject(np.zeros((0, 0), dtype=np.uint8), top, left)
     first_row, first_col = int(rows[0]), int(cols[0])
     return GridObject(
         pixels[first_row : rows[-1] + 1, first_col : cols[-1] + 1], top + first_row, left + first_col
     )
+
+
+def anchored(pixels: np.ndarray, top: int, left: int) -> GridObject:
+    """The cells of `pixels` in their own tight box, whose top-left corner goes to (`top`, `left`).
+
+    COGITAO's `Shape(array)` followed by `move_to_position`: most transformations build a new array
+    from the object's box and put the box of its cells at a corner of the old box, so background
+    rows or columns kept at the edge of the old box (after a crop) move the cells.
+    """
+    tight = trimmed(pixels, 0, 0)
+    return tight.moved(top, left)

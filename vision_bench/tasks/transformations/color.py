@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
-from vision_bench.tasks.transformations.cells import NEXT_COLOR
+from vision_bench.tasks.transformations.cells import NEXT_COLOR, trimmed
 
 
 def change_shape_color(obj: GridObject) -> GridObject:
-    return GridObject(NEXT_COLOR[obj.pixels], obj.top, obj.left)
+    """Recolored in place; like COGITAO, the box shrinks to the cells (it can be wider after a crop)."""
+    return trimmed(NEXT_COLOR[obj.pixels], obj.top, obj.left)
 
 
 ENTRIES = (

@@ -9,6 +9,7 @@ import numpy as np
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
 from vision_bench.tasks.transformations.cells import (
+    anchored,
     contour_mask,
     has_holes,
     is_one_piece,
@@ -34,8 +35,12 @@ def _solid_enough_to_empty(obj: GridObject) -> str | None:
 
 
 def empty_inside_pixels(obj: GridObject) -> GridObject:
-    """Keep the contour cells: object cells with a 4-neighbour that is background or outside the box."""
-    return GridObject(obj.pixels * contour_mask(obj.mask), obj.top, obj.left)
+    """Keep the contour cells: object cells with a 4-neighbour that is background or outside the box.
+
+    The contour spans the cells' bounding box, which goes to the box's corner (COGITAO), so cells
+    move only when the box has empty edge rows or columns (after a crop).
+    """
+    return anchored(obj.pixels * contour_mask(obj.mask), obj.top, obj.left)
 
 
 def _extended(obj: GridObject) -> np.ndarray:
@@ -51,14 +56,15 @@ def _extended(obj: GridObject) -> np.ndarray:
 
 
 def extend_contours_same_color(obj: GridObject) -> GridObject:
-    return GridObject(_extended(obj), obj.top - 1, obj.left - 1)
+    """The grown box's cells, their box one cell up and left of the old corner (COGITAO's anchoring)."""
+    return anchored(_extended(obj), obj.top - 1, obj.left - 1)
 
 
 def extend_contours_different_color(obj: GridObject) -> GridObject:
     """Like the same-color extension, but every new cell takes next(most frequent color)."""
     grown = _extended(obj)
     grown[_border(*grown.shape) & (grown != 0)] = next_color(most_frequent_color(obj.pixels))
-    return GridObject(grown, obj.top - 1, obj.left - 1)
+    return anchored(grown, obj.top - 1, obj.left - 1)
 
 
 @lru_cache(maxsize=1024)

@@ -1,4 +1,8 @@
-"""Pads: a full row or column of a fixed color added on one side (or a frame on all four)."""
+"""Pads: a full row or column of a fixed color added on one side (or a frame on all four).
+
+Each padded box's cells go where COGITAO moves them: their box's corner at the padded box's corner,
+which differs only when the object's box has empty edge rows or columns (after a crop).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import numpy as np
 
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.cells import anchored
 
 PAD_TOP_COLOR = 8
 PAD_BOTTOM_COLOR = 9
@@ -17,28 +22,28 @@ def pad_top(obj: GridObject) -> GridObject:
     padded = np.empty((obj.height + 1, obj.width), dtype=np.uint8)
     padded[0] = PAD_TOP_COLOR
     padded[1:] = obj.pixels
-    return GridObject(padded, obj.top - 1, obj.left)
+    return anchored(padded, obj.top - 1, obj.left)
 
 
 def pad_bottom(obj: GridObject) -> GridObject:
     padded = np.empty((obj.height + 1, obj.width), dtype=np.uint8)
     padded[:-1] = obj.pixels
     padded[-1] = PAD_BOTTOM_COLOR
-    return GridObject(padded, obj.top, obj.left)
+    return anchored(padded, obj.top, obj.left)
 
 
 def pad_left(obj: GridObject) -> GridObject:
     padded = np.empty((obj.height, obj.width + 1), dtype=np.uint8)
     padded[:, 0] = PAD_LEFT_COLOR
     padded[:, 1:] = obj.pixels
-    return GridObject(padded, obj.top, obj.left - 1)
+    return anchored(padded, obj.top, obj.left - 1)
 
 
 def pad_right(obj: GridObject) -> GridObject:
     padded = np.empty((obj.height, obj.width + 1), dtype=np.uint8)
     padded[:, :-1] = obj.pixels
     padded[:, -1] = PAD_RIGHT_COLOR
-    return GridObject(padded, obj.top, obj.left)
+    return anchored(padded, obj.top, obj.left)
 
 
 def pad_shape(obj: GridObject) -> GridObject:
@@ -49,7 +54,7 @@ def pad_shape(obj: GridObject) -> GridObject:
     padded[-1] = PAD_BOTTOM_COLOR
     padded[:, 0] = PAD_LEFT_COLOR
     padded[:, -1] = PAD_RIGHT_COLOR
-    return GridObject(padded, obj.top - 1, obj.left - 1)
+    return anchored(padded, obj.top - 1, obj.left - 1)
 
 
 ENTRIES = (

@@ -1,24 +1,25 @@
-"""Rotation and mirrors inside the bounding box; the box's top-left corner (the anchor) stays put."""
+"""Rotation and mirrors: the object's cells turned or flipped, their box put at the old box's top-left corner."""
 
 from __future__ import annotations
 
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.cells import anchored
 
 
 def rot90(obj: GridObject) -> GridObject:
     """Counter-clockwise quarter turn (what numpy rot90 does); an h x w box becomes w x h at the same top-left."""
-    return GridObject(obj.pixels.T[::-1], obj.top, obj.left)
+    return anchored(obj.pixels.T[::-1], obj.top, obj.left)
 
 
 def mirror_horizontal(obj: GridObject) -> GridObject:
     """Top <-> bottom (numpy flipud)."""
-    return GridObject(obj.pixels[::-1], obj.top, obj.left)
+    return anchored(obj.pixels[::-1], obj.top, obj.left)
 
 
 def mirror_vertical(obj: GridObject) -> GridObject:
     """Left <-> right (numpy fliplr)."""
-    return GridObject(obj.pixels[:, ::-1], obj.top, obj.left)
+    return anchored(obj.pixels[:, ::-1], obj.top, obj.left)
 
 
 ENTRIES = (

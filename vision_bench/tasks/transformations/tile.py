@@ -1,4 +1,8 @@
-"""Duplication: the object tiled twice (or 2x2); the original stays and the copies go the named way."""
+"""Duplication: the object tiled twice (or 2x2); the original stays and the copies go the named way.
+
+The tiled box's cells get their own box, put at the tiled box's corner as COGITAO does; that moves
+them only when the object's box has empty edge rows or columns (after a crop).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import numpy as np
 
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.cells import anchored
 
 
 def _tiling(
@@ -15,7 +20,7 @@ def _tiling(
 
     def tile(obj: GridObject) -> GridObject:
         row = np.concatenate((obj.pixels,) * cols, axis=1)  # np.concatenate: 2-4x faster than np.tile here
-        return GridObject(
+        return anchored(
             np.concatenate((row,) * rows, axis=0),
             obj.top - obj.height * (rows - 1) * grows_up,
             obj.left - obj.width * (cols - 1) * grows_left,
