@@ -252,7 +252,9 @@ def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path, monk
     with (out / "perturbations.csv").open() as handle:
         rows = {row["perturbation"]: row for row in csv.DictReader(handle)}
     assert float(rows["move_object"]["grid_accuracy"]) == 0.0
-    assert float(rows["move_object"]["mse"]) < float(rows["blank"]["mse"])
+    semantic = [float(row["mse"]) for row in rows.values() if row["kind"] == "grid"]
+    harmless = [float(row["mse"]) for row in rows.values() if row["kind"] == "image"]
+    assert min(semantic) > max(harmless) > 0  # on these targets MSE ranks every semantic error above pixel noise
     correlations = json.loads((out / "correlations.json").read_text())["correlations"]
     assert all(c["agreement"] > 0.5 for c in correlations if c["metric"] in ("mse", "ssim"))
     assert (out / "plots" / "perturbation_penalty.png").is_file() and (out / "plots" / "rank_agreement.png").is_file()
