@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import logging
 import os
 import pkgutil
 import select
@@ -105,12 +106,30 @@ def os_error_message(error: OSError) -> str:
     return f"{error.strerror or error}{where}" + (f"; {fix}" if fix else "")
 
 
+def configure_logging(command: str) -> None:
+    """Route the `vision_bench` logger's messages to stderr as `vision-bench COMMAND: message`.
+
+    The library itself only logs; the command line is the one place that decides where messages go
+    (`--quiet` raises the level to warnings). A user of the library routes them as they like.
+    """
+    logger = logging.getLogger("vision_bench")
+    for handler in [h for h in logger.handlers if getattr(h, "_vision_bench_cli", False)]:
+        logger.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"vision-bench {command}: %(message)s"))
+    handler._vision_bench_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen command."""
     for stream in (sys.stdout, sys.stderr):  # a path that is not valid UTF-8 is printed escaped, never an error
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
+    configure_logging(args.command)
     return run_command(args.command, args._run, args)
 
 

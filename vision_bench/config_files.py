@@ -2,12 +2,13 @@
 
 Each pydantic config (task, train, bench) keeps its own way of describing validation problems;
 this module only turns "not a mapping", "not YAML" and "invalid" into one `ConfigError` line that
-names the source.
+names the source, and applies the command line's `--set key.path=value` overrides to the parsed
+file before it is validated, so an override is checked exactly like the file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,12 +32,62 @@ def validate_mapping(
         raise ConfigError(f"{source}: {describe(error)}") from None
 
 
-def read_yaml(path: Path) -> Any:
-    """The parsed YAML document at `path`; a missing file or bad syntax raises `ConfigError` naming the file."""
+def read_yaml(path: Path, overrides: Sequence[str] = ()) -> Any:
+    """The parsed YAML document at `path` with `overrides` (`key.path=value`) applied; a missing file or
+    bad syntax raises `ConfigError` naming the file."""
     if not path.is_file():
         raise ConfigError(f"{path} does not exist; pass the path of a YAML file")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         detail = " ".join(str(error).split())  # one line: the parser's message spans several
         raise ConfigError(f"{path}: not valid YAML ({detail}); fix the syntax") from None
+    return apply_overrides(data, overrides) if overrides else data
+
+
+def apply_overrides(data: Any, overrides: Sequence[str]) -> Any:
+    """`data` with each `key.path=value` set; the value is read as YAML (`3`, `true`, `[1, 2]`, `{a: 1}`).
+
+    Missing intermediate mappings are created; the result is validated by the caller like a file,
+    so a misspelt key is reported with close matches there.
+    """
+    if not isinstance(data, dict):
+        return data  # the caller's validation reports "expected a mapping"
+    data = _deep_copy(data)
+    for override in overrides:
+        path, value = parse_override(override)
+        target = data
+        for depth, key in enumerate(path[:-1]):
+            child = target.setdefault(key, {})
+            if child is None:
+                child = target[key] = {}
+            if not isinstance(child, dict):
+                prefix = ".".join(path[: depth + 1])
+                raise ConfigError(
+                    f"--set {override}: {prefix} is a {type(child).__name__}, not a section; "
+                    f"set {prefix} itself, e.g. --set {prefix}=..."
+                )
+            target = child
+        target[path[-1]] = value
+    return data
+
+
+def parse_override(override: str) -> tuple[list[str], Any]:
+    """`'training.epochs=3'` -> `(['training', 'epochs'], 3)`."""
+    key, equals, text = override.partition("=")
+    path = key.strip().split(".")
+    if not equals or not all(part.strip() for part in path):
+        raise ConfigError(f"--set {override!r}: expected KEY.PATH=VALUE, e.g. --set training.epochs=3")
+    try:
+        value = yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError:
+        raise ConfigError(f"--set {override!r}: the value is not valid YAML; quote it, e.g. --set 'key=\"text\"'") from None
+    return [part.strip() for part in path], value
+
+
+def _deep_copy(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {key: _deep_copy(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_deep_copy(value) for value in data]
+    return data

@@ -162,9 +162,10 @@ class BenchConfig(_Section):
         return validate_mapping(cls, data, source, _describe_all)
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> BenchConfig:
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> BenchConfig:
+        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        config = cls.from_dict(read_yaml(path), source=str(path))
+        config = cls.from_dict(read_yaml(path, overrides), source=str(path))
         experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
 

@@ -7,7 +7,7 @@ datasets agree on the config round trip, the split counts, the sample order and 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,18 +77,24 @@ def load_config(
     n_val: int | None = None,
     n_test: int | None = None,
     seed: int | None = None,
+    overrides: Sequence[str] = (),
 ) -> TaskConfig:
-    """A study preset by id (its own counts and seed handling) or a YAML config file, with overrides."""
+    """A study preset by id (its own counts and seed handling) or a YAML config file, with `--set`
+    overrides (`key.path=value`, validated like the file) and then the count and seed overrides."""
     if (study is None) == (config_path is None):
         from vision_bench.errors import ConfigError
 
         raise ConfigError("give exactly one of a study id (--study) or a config file (--config)")
     if study is not None:
+        from vision_bench.config_files import apply_overrides
         from vision_bench.tasks.studies import get_study
 
         counts = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "seed": seed}
-        return get_study(study, **{name: value for name, value in counts.items() if value is not None})
-    config = TaskConfig.from_yaml(config_path)  # type: ignore[arg-type]
+        preset = get_study(study, **{name: value for name, value in counts.items() if value is not None})
+        if not overrides:
+            return preset
+        return TaskConfig.from_dict(apply_overrides(preset.to_dict(), overrides), source=f"study {study} with --set")
+    config = TaskConfig.from_yaml(config_path, overrides)  # type: ignore[arg-type]
     return with_overrides(config, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
 
 

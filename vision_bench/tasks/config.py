@@ -10,6 +10,7 @@ and bad values raise `ConfigError` naming the key.
 from __future__ import annotations
 
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -194,9 +195,10 @@ class TaskConfig(BaseModel):
         return validate_mapping(cls, data, source, lambda error: describe_validation_error(error, cls, data))
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> TaskConfig:
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TaskConfig:
+        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        return cls.from_dict(read_yaml(path), source=str(path))
+        return cls.from_dict(read_yaml(path, overrides), source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -145,9 +146,10 @@ class TrainConfig(_Section):
         return validate_mapping(cls, data, source, _describe_all)
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> TrainConfig:
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
+        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        return cls.from_dict(read_yaml(path), source=str(path))
+        return cls.from_dict(read_yaml(path, overrides), source=str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
