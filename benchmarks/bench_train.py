@@ -1,6 +1,8 @@
-"""Training throughput: the whole training step against the model alone, same model, same run.
+"""Training throughput: the whole training step against the model alone, same model, same run;
+or, with `--workers`, the wall time of whole epochs for each number of DataLoader workers.
 
     python benchmarks/bench_train.py [--model unet:resnet18] [--size 128] [--batch 32] [--steps 8]
+    python benchmarks/bench_train.py --workers 0,2 --source folder [--epochs 3] [--n-train 512]
 
 *Whole step* is what `vision_bench.train.train` does per optimizer step: generate the batch on the
 fly (study envgen/G1/1, grids only), render it on the device, forward, backward, gradient clipping,
@@ -9,6 +11,13 @@ AdamW, the learning-rate schedule and the step log; its rate comes from the run'
 feed and bookkeeping cost at most 10% on CPU (whole / model-only >= 0.90). The model-only rate is
 measured before and after the engine; both sides report the median step, so a drifting or shared
 machine biases neither.
+
+*Epochs* (`--workers 0,2`): `train` for `--epochs` epochs (each with its validation) once per worker
+count, data on the fly (`--source onthefly`: generated and rendered per sample, no images stored)
+or from a PNG `folder` export made first (not timed). Reported per epoch: the wall time of the
+whole run divided by the epochs (worker start-up and validation included) and the time of the
+training steps alone (from the step records). The loaders are built once per run, so workers
+start once; the same script on an older checkout measures loaders rebuilt every epoch.
 """
 
 from __future__ import annotations
@@ -81,6 +90,63 @@ def whole_step_times(config: TrainConfig, run_dir: Path) -> list[float]:
     return [config.training.batch_size / r["images_per_s"] for r in records]
 
 
+def epoch_config(args: argparse.Namespace, workers: int, data: Path | None) -> TrainConfig:
+    """A run of `--epochs` epochs over `--n-train` samples, validated every epoch."""
+    dataset: dict = {"path": str(data)} if data is not None else {
+        "study": args.study, "n_train": args.n_train, "n_val": args.n_val, "spec": {"size": [args.size, args.size]}}
+    return TrainConfig.from_dict(
+        {
+            "seed": 0,
+            "dataset": {**dataset, "val_splits": ["val_id"]},
+            "model": {"name": args.model},
+            "schedule": {"warmup_steps": 1},
+            "training": {"batch_size": args.batch, "epochs": args.epochs, "log_every": 1, "eval_batch_size": args.batch},
+            "runtime": {"device": "cpu", "num_workers": workers},
+        }
+    )
+
+
+def export_folder(args: argparse.Namespace, out: Path) -> Path:
+    """The study as a PNG folder export with the benchmark's counts and size."""
+    from render.spec import RenderSpec
+    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.sources import load_config
+
+    config = load_config(args.study, n_train=args.n_train, n_val=args.n_val, n_test=1)
+    export_dataset(config, RenderSpec(size=(args.size, args.size)), out, ExportOptions(format="folder"), workers=2)
+    return out
+
+
+def epoch_times(args: argparse.Namespace, workers: int, data: Path | None, run_dir: Path) -> tuple[float, float]:
+    """(wall seconds per epoch, seconds of training steps per epoch) of one run."""
+    config = epoch_config(args, workers, data)
+    start = time.perf_counter()
+    train(config, run_dir, progress=False)
+    wall = time.perf_counter() - start
+    steps = [r for r in read_records(run_dir / "metrics.jsonl") if r["kind"] == "step"]
+    step_seconds = sum(config.training.batch_size / r["images_per_s"] for r in steps)
+    return wall / args.epochs, step_seconds / args.epochs
+
+
+def compare_workers(args: argparse.Namespace) -> None:
+    counts = [int(part) for part in args.workers.split(",")]
+    print(f"{args.model} at {args.size} px, batch {args.batch}, {args.n_train} training + {args.n_val} validation "
+          f"samples, {args.epochs} epochs, {torch.get_num_threads()} torch threads, data: {args.source}")
+    with tempfile.TemporaryDirectory() as folder:
+        data = export_folder(args, Path(folder) / "export") if args.source == "folder" else None
+        results = {}
+        for round_number in range(args.rounds):  # interleaved, so a drifting machine biases no count
+            for workers in counts:
+                run_dir = Path(folder) / f"run-{workers}-{round_number}"
+                results.setdefault(workers, []).append(epoch_times(args, workers, data, run_dir))
+    base = statistics.median(wall for wall, _ in results[counts[0]])
+    for workers in counts:
+        wall = statistics.median(w for w, _ in results[workers])
+        steps = statistics.median(s for _, s in results[workers])
+        print(f"{workers} workers: {wall:7.2f} s per epoch (steps alone {steps:6.2f} s); "
+              f"{base / wall:5.2f}x the speed of {counts[0]} workers (median of {args.rounds})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="unet:resnet18")
@@ -90,10 +156,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="timed steps (after warm-up)")
     parser.add_argument("--num-workers", type=int, default=0, help="DataLoader worker processes of the engine")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    parser.add_argument("--workers", default=None,
+                        help="comma-separated worker counts, e.g. 0,2: time whole epochs with each instead")
+    parser.add_argument("--source", choices=("onthefly", "folder"), default="onthefly",
+                        help="with --workers: data generated on the fly, or a PNG folder export")
+    parser.add_argument("--epochs", type=int, default=3, help="with --workers: epochs per run")
+    parser.add_argument("--n-train", type=int, default=512, help="with --workers: training samples")
+    parser.add_argument("--n-val", type=int, default=64, help="with --workers: validation samples")
+    parser.add_argument("--rounds", type=int, default=1, help="with --workers: runs per worker count")
     args = parser.parse_args()
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.workers is not None:
+        compare_workers(args)
+        return
     config = bench_config(args)
     print(f"{args.model} at {args.size} px, batch {args.batch}, {args.steps} timed steps per phase, "
           f"{torch.get_num_threads()} torch threads, {args.num_workers} loader workers, data {args.study} on the fly")

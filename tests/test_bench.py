@@ -61,6 +61,35 @@ def test_experiment_prefixes_expand_and_unknown_ids_suggest_close_matches() -> N
     assert alpha_of("alpha/translate_up/0.4") == 0.4 and alpha_of("envgen/G1/1") is None
 
 
+TINY_BENCH = {"experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_resnet", "options": {"decoder_width": 4}}],
+              "baselines": ["copy_input"], "data": {"n_train": 4, "n_val": 2, "n_test": 2, "spec": {"size": [32, 32]}},
+              "train": {"training": {"batch_size": 2, "max_steps": 1}}}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"train": {"training": {"batch_size": 2, "max_step": 1}}},
+     "^the train sections of cell unet:test_resnet / envgen/G1/1 / seed 0: training.max_step: unknown key"),
+    ({"models": [{"name": "unet:test_resnet", "train": {"optimizer": {"betas": [0.9, 1.5]}}}]},
+     r"^the train sections of cell unet:test_resnet / envgen/G1/1 / seed 0: optimizer.betas: each beta must be in "),
+    ({"seeds": [0, -1]}, "^the train sections of cell unet:test_resnet / envgen/G1/1 / seed -1: seed: "),
+    ({"data": {"spec": {"size": [32, 32], "palete": "arc"}}}, "^data.spec: render spec: unknown field 'palete'"),
+    ({"data": {"spec": {"size": [32, 32], "blur": "gaussian:-1"}}}, "^data.spec: "),
+    ({"experiments": ["envgen/G1/1", "envgen/G7/1"]}, "^experiments: unknown study 'envgen/G7/1'"),
+    ({"train": {"runtime": {"device": "cuda:7"}}}, "^train.runtime.device: cuda:7 (was requested|does not exist)"),
+])
+def test_a_bad_key_anywhere_fails_before_anything_is_written(tmp_path: Path, change: dict, message: str) -> None:
+    """The whole config, down to the last cell's training config, is checked before the first cell."""
+    import torch
+
+    from vision_bench.bench import run_bench
+
+    if "cuda:7" in message and torch.cuda.device_count() > 7:
+        pytest.skip("this machine has a cuda:7")
+    with pytest.raises(ConfigError, match=message):
+        run_bench({**TINY_BENCH, **change}, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 # ----------------------------------------------------------------------------- tables
 
 
@@ -222,6 +251,25 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
     assert "lr: 0.002" in run_config and "batch_size: 16" in run_config
     html = result.report_html.read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") == markdown.count("![")
+
+
+def test_smoke_bench_writes_results_with_each_cells_numbers(smoke_bench) -> None:
+    import csv
+
+    result = smoke_bench
+    with open(result.results_csv, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    labelled = next(c for c in result.cells if c.predictor == "ViT (labelled)")
+    metrics = json.loads((labelled.run_dir / "evaluation" / "metrics.json").read_text())
+    expected = {(split, name): "" if value is None else repr(float(value))
+                for split, entry in metrics["splits"].items() for name, value in entry["metrics"].items()}
+    mine = [row for row in rows if row["model"] == "ViT (labelled)"]  # the report label names the model
+    assert {(row["split"], row["metric"]): row["value"] for row in mine} == expected and len(mine) == len(expected)
+    assert {(row["study"], row["experiment"], row["seed"], row["baseline"]) for row in mine} == {
+        ("envgen/G1", "envgen/G1/1", "0", "false")}
+    assert {row["model"] for row in rows if row["baseline"] == "true"} == set(result.config.baselines)
+    document = json.loads(result.results_json.read_text())
+    assert (document["bench"], len(document["rows"])) == ("smoke", len(rows))
 
 
 def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench, monkeypatch: pytest.MonkeyPatch) -> None:

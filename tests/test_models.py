@@ -117,9 +117,10 @@ def test_forward_backward(name: str, options: dict, head: str, size: int, condit
     assert description["task_conditioning"] == (VOCAB_SIZE if conditioned else None)
 
 
-@pytest.mark.parametrize("name", ["unet:test_convnext", "bottleneck:test_efficientnet"])
+@pytest.mark.parametrize("name", ["unet:test_convnext", "bottleneck:test_efficientnet", "unet:test_mambaout"])
 def test_other_encoder_strides(name: str) -> None:
-    """Encoders whose first feature map is at stride 4 (convnext) or whose channels differ still decode."""
+    """Encoders whose first feature map is at stride 4 (convnext), whose channels differ, or whose maps are
+    channels-last (mambaout) still decode."""
     model = create_model(name, image_size=64, decoder_width=4)
     loss = model.training_loss(random_batch(64))
     loss.backward()

@@ -39,9 +39,9 @@ def test_render_writes_every_pair_decodably(task_folder: Path, tmp_path: Path) -
     assert spec == RenderSpec(layout="fit", size=(96, 96))
     for record, entry in zip(records, entries):
         stem = f"{record.split}/{record.task_key}_{record.index}"
-        assert (entry["input"], entry["output"]) == (f"{stem}_input.png", f"{stem}_output.png")
+        assert (entry["input"], entry["target"]) == (f"{stem}_input.png", f"{stem}_target.png")
         assert entry["seed"] == entries.index(entry)
-        for role, grid in (("input", record.input), ("output", record.output)):
+        for role, grid in (("input", record.input), ("target", record.output)):
             image = load(out / entry[role])
             assert image.shape == (96, 96, 3)
             assert entry[f"{role}_shape"] == list(np.shape(grid))
@@ -54,11 +54,11 @@ def test_render_jpeg_with_quality_and_a_spec_file(task_folder: Path, tmp_path: P
     spec_file.write_text(RenderSpec(palette="arc", background="random", size=(64, 64)).to_yaml())
     out = tmp_path / "jpeg"
     arguments = ["render", str(task_folder), "--out", str(out), "--spec", str(spec_file), "--blur", "gaussian:1"]
-    assert main([*arguments, "--format", "jpeg", "--quality", "90"]) == 0
+    assert main([*arguments, "--image-format", "jpeg", "--quality", "90"]) == 0
     spec = RenderSpec.from_yaml(out / "render_spec.yaml")
     assert (spec.palette, spec.background, spec.blur.sigma) == ("arc", "random", 1.0)
     first = json.loads((out / "images.jsonl").read_text().splitlines()[0])
-    assert first["input"].endswith("_input.jpg")
+    assert first["input"].endswith("_input.jpg") and first["target"].endswith("_target.jpg")
     assert (out / first["input"]).read_bytes()[:2] == b"\xff\xd8"
 
 
@@ -68,7 +68,7 @@ def test_render_jpeg_with_quality_and_a_spec_file(task_folder: Path, tmp_path: P
         (["--palette", "acr"], "unknown palette 'acr'; did you mean 'arc'"),
         (["--size", "8", "8"], "grid does not fit 8x8 pixels with layout 'stretch'"),
         (["--layout", "cell:5", "--size", "32", "32"], "does not fit 32x32 pixels with layout 'cell' and 5-pixel cells"),
-        (["--quality", "90"], "--quality applies to --format jpeg only"),
+        (["--quality", "90"], "--quality applies to --image-format jpeg only"),
         (["--blur", "gaussian:-1"], "gaussian blur needs sigma"),
     ],
 )

@@ -17,8 +17,10 @@ import select
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Any
 
 from vision_bench import __version__, commands
+from vision_bench.commands._common import warn_old_spellings
 from vision_bench.errors import UserError
 
 EXIT_USER_ERROR = 2
@@ -45,17 +47,31 @@ def _command_modules() -> list[ModuleType]:
     return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: m.NAME)
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """`--help` states every option's default once: appended as "(default: X)" unless the help text
+    already says it, and left out for options that are off or unset unless given."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        unset = action.default is None or action.default is False or action.default in ("", [], ())
+        if "default" in text or unset or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vision-bench",
         description="Symbolic grid tasks as RGB image datasets; timm image-to-image models; "
         "pixel, perceptual and object-aware metrics, in and out of distribution.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"vision-bench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
-        command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP,
+                                 formatter_class=HelpFormatter)
         module.add_arguments(command)
         command.set_defaults(_run=module.run)
     return parser
@@ -106,6 +122,19 @@ def os_error_message(error: OSError) -> str:
     return f"{error.strerror or error}{where}" + (f"; {fix}" if fix else "")
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler that writes to whatever `sys.stderr` is when a message is logged (a caller or a test may
+    swap the stream after the handler was made)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def configure_logging(command: str) -> None:
     """Route the `vision_bench` logger's messages to stderr as `vision-bench COMMAND: message`.
 
@@ -115,7 +144,7 @@ def configure_logging(command: str) -> None:
     logger = logging.getLogger("vision_bench")
     for handler in [h for h in logger.handlers if getattr(h, "_vision_bench_cli", False)]:
         logger.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter(f"vision-bench {command}: %(message)s"))
     handler._vision_bench_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
@@ -130,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     configure_logging(args.command)
+    warn_old_spellings(args)
     return run_command(args.command, args._run, args)
 
 

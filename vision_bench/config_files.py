@@ -3,11 +3,14 @@
 Each pydantic config (task, train, bench) keeps its own way of describing validation problems;
 this module only turns "not a mapping", "not YAML" and "invalid" into one `ConfigError` line that
 names the source, and applies the command line's `--set key.path=value` overrides to the parsed
-file before it is validated, so an override is checked exactly like the file.
+file before it is validated, so an override is checked exactly like the file. `check_override_keys`
+catches a misspelt override key first, with the `--set` that holds it and the closest keys.
 """
 
 from __future__ import annotations
 
+import difflib
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,7 +67,7 @@ def apply_overrides(data: Any, overrides: Sequence[str]) -> Any:
             if not isinstance(child, dict):
                 prefix = ".".join(path[: depth + 1])
                 raise ConfigError(
-                    f"--set {override}: {prefix} is a {type(child).__name__}, not a section; "
+                    f"--set {override}: {prefix} holds a value ({child!r}), not a section of keys; "
                     f"set {prefix} itself, e.g. --set {prefix}=..."
                 )
             target = child
@@ -83,6 +86,45 @@ def parse_override(override: str) -> tuple[list[str], Any]:
     except yaml.YAMLError:
         raise ConfigError(f"--set {override!r}: the value is not valid YAML; quote it, e.g. --set 'key=\"text\"'") from None
     return [part.strip() for part in path], value
+
+
+def check_override_keys(model: type[BaseModel], overrides: Sequence[str]) -> None:
+    """Refuse an override whose key is not in `model` (a pydantic config class), naming the `--set`, the
+    section, the closest keys and all of them; keys under a free-form mapping (such as a model's
+    options) are left to whoever reads them."""
+    for override in overrides:
+        path, _ = parse_override(override)
+        section: type[BaseModel] | None = model
+        for depth, key in enumerate(path):
+            if section is None or section.model_config.get("extra") != "forbid":
+                break
+            known = list(section.model_fields)
+            if key not in known:
+                where = ".".join(path[:depth]) or "the config"
+                raise ConfigError(f"--set {override}: {where} has no key {key!r}{_did_you_mean(key, known)} "
+                                  f"(its keys: {', '.join(known)})")
+            section = _section_model(section.model_fields[key].annotation)
+
+
+def _did_you_mean(key: str, known: Sequence[str]) -> str:
+    """'; did you mean 'a' or 'b'?' for up to three keys close to `key` (spelling, or `key` as a prefix)."""
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    close += [name for name in known if name.startswith(key) and name not in close]
+    names = [repr(name) for name in close[:3]]
+    if not names:
+        return ""
+    return "; did you mean " + (f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]) + "?"
+
+
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model a field holds (also inside `X | None`, `tuple[X, ...]`, `Annotated[...]`), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in typing.get_args(annotation):
+        found = _section_model(argument)
+        if found is not None:
+            return found
+    return None
 
 
 def _deep_copy(data: Any) -> Any:

@@ -63,13 +63,15 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
     }
 
 
-def run_quickstart(out_dir: str | Path, progress: bool = True) -> tuple[Any, str]:
-    """Run the quickstart bench into `out_dir`; return the bench result and its summary table."""
+def run_quickstart(out_dir: str | Path, progress: bool = True, device: str | None = None) -> tuple[Any, str]:
+    """Run the quickstart bench into `out_dir` (models on `device`, default auto); return the bench result
+    and its summary table. The report, results.csv and results.json are written into `out_dir`."""
     from vision_bench.bench.runner import run_bench, summary_table
+    from vision_bench.data.atomic import atomic_write_text
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     task_file = out_dir / _TASK_FILE
-    task_file.write_text(yaml.safe_dump(QUICKSTART_TASK, sort_keys=False), encoding="utf-8")
-    result = run_bench(quickstart_config(task_file), out_dir, progress=progress)
+    atomic_write_text(task_file, yaml.safe_dump(QUICKSTART_TASK, sort_keys=False))
+    result = run_bench(quickstart_config(task_file), out_dir, progress=progress, device=device)
     return result, summary_table(result)

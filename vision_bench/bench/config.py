@@ -165,7 +165,7 @@ class BenchConfig(_Section):
     def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> BenchConfig:
         """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        config = cls.from_dict(read_yaml(path, overrides), source=str(path))
+        config = cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
         experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
 
@@ -198,10 +198,11 @@ def _known_keys(location: tuple) -> list[str]:
 def _relative_to(experiment: str, folder: Path) -> str:
     """A custom experiment file named relative to the bench config resolves next to it."""
     candidate = folder / experiment
-    return str(candidate) if _is_file_reference(experiment) and candidate.is_file() else experiment
+    return str(candidate) if is_file_reference(experiment) and candidate.is_file() else experiment
 
 
-def _is_file_reference(experiment: str) -> bool:
+def is_file_reference(experiment: str) -> bool:
+    """True for an experiment given as a task-config YAML file rather than a study id."""
     return experiment.endswith((".yaml", ".yml"))
 
 
@@ -213,7 +214,7 @@ def resolve_experiments(patterns: tuple[str, ...], known: list[str]) -> list[str
     """
     resolved: list[str] = []
     for pattern in patterns:
-        if _is_file_reference(pattern):
+        if is_file_reference(pattern):
             if not Path(pattern).is_file():
                 raise ConfigError(f"experiment file {pattern} does not exist; give a task-config YAML path")
             matches = [pattern]
@@ -230,9 +231,14 @@ def resolve_experiments(patterns: tuple[str, ...], known: list[str]) -> list[str
     return resolved
 
 
+def experiment_name(experiment: str) -> str:
+    """How tables name an experiment: its study id, or a task-config file's stem."""
+    return Path(experiment).stem if is_file_reference(experiment) else experiment
+
+
 def setting_of(experiment: str) -> str:
     """The report row an experiment belongs to (see the module docstring)."""
-    if _is_file_reference(experiment):
+    if is_file_reference(experiment):
         return Path(experiment).stem
     if _ALPHA.match(experiment):
         return experiment
@@ -280,7 +286,7 @@ def task_config(experiment: str, data: DataSection) -> TaskConfig:
     from vision_bench.data.sources import load_config
 
     counts = {"n_train": data.n_train, "n_val": data.n_val, "n_test": data.n_test}
-    if _is_file_reference(experiment):
+    if is_file_reference(experiment):
         return load_config(None, experiment, **counts)
     return load_config(experiment, **counts)
 

@@ -1,20 +1,30 @@
-"""`run_bench`: train and evaluate every cell of a `BenchConfig`, then write the report.
+"""`run_bench`: train and evaluate the cells of a `BenchConfig`, then write the report and results.
 
     OUT/bench.yaml                          the config, as resolved
     OUT/runs/EXPERIMENT/MODEL/seedS/        one training run per cell, evaluated in .../evaluation/
     OUT/baselines/EXPERIMENT/evaluation/    the baselines of each experiment (seed-independent)
     OUT/report.md, OUT/report.html          tables, plots (OUT/plots/) and sheets (OUT/sheets/)
+    OUT/results.csv, OUT/results.json       every evaluated number, one row each (`bench.results`)
 
 A cell is finished when its evaluation metrics.json exists; re-running skips finished cells and
 resumes interrupted training from its last checkpoint, so a killed bench continues where it was.
 Experiments given as task-config YAML files are exported once to OUT/data/NAME (grids format)
 and trained from there.
+
+Many machines: `num_shards` / `shard_index` run only one shard's cells (`bench.cells`); any number
+of shards may share OUT at once. Each checks OUT/bench.yaml (the first to start writes it), writes
+only its own cells, and writes no report. A plain run afterwards collects every finished cell,
+computes the missing ones (or, with `collect_only`, refuses naming them) and writes the report,
+results.csv and results.json. The whole config (every cell's training config, every model, task
+config, render spec and device) is checked before anything is written.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,57 +33,54 @@ import yaml
 from tqdm import tqdm
 
 from vision_bench.bench.aggregate import CellResult
+from vision_bench.bench.cells import Cell, check_shard, experiment_dir, is_finished, plan_cells, run_dir, shard_cells
 from vision_bench.bench.config import (
     BenchConfig,
-    ModelEntry,
     alpha_of,
     check_layout,
+    is_file_reference,
     resolve_experiments,
     setting_of,
     task_config,
 )
 from vision_bench.bench.fingerprints import data_fingerprint
 from vision_bench.bench.report import write_report
+from vision_bench.bench.results import write_results
 from vision_bench.bench.summary import build_report
 from vision_bench.bench.tables import summary_rows, text_table
-from vision_bench.data.atomic import atomic_write_text
+from vision_bench.data.atomic import atomic_write_text, temp_path_for
 from vision_bench.errors import ConfigError
-from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics, safe_name
+from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.train.logging import messages_above_progress_bar
 
 SUMMARY_METRICS = ("grid_accuracy", "mse", "ssim", "lpips")
+BENCH_FILE = "bench.yaml"
+MISSING_NAMED = 10
+"""How many unfinished cells a refused collect run names before it says 'and N more'."""
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
 class BenchResult:
-    """Every evaluated cell, the report files, and which cells this call computed or skipped."""
+    """The evaluated cells, the files written, and which cells this call computed or skipped.
+
+    A shard run (`shard` = (index, count)) holds only its own cells and writes no report or results
+    (those paths are None); `pending` lists the cells of the whole bench that are not finished yet.
+    """
 
     out_dir: Path
     config: BenchConfig
     cells: list[CellResult]
-    report_md: Path
-    report_html: Path
     computed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _Cell:
-    experiment: str
-    model: ModelEntry | None
-    seed: int | None
-
-    def label(self) -> str:
-        who = self.model.display if self.model else "baselines"
-        return f"{who} / {self.experiment}" + (f" / seed {self.seed}" if self.seed is not None else "")
-
-BENCH_FILE = "bench.yaml"
-PROBE_STUDY = "envgen/G1/1"
-"""Any study: model checks need a dataset section, and the models do not depend on which."""
-
-
-def _experiment_dir(experiment: str) -> str:
-    return safe_name(Path(experiment).stem if experiment.endswith((".yaml", ".yml")) else experiment)
+    pending: list[str] = field(default_factory=list)
+    shard: tuple[int, int] | None = None
+    report_md: Path | None = None
+    report_html: Path | None = None
+    results_csv: Path | None = None
+    results_json: Path | None = None
 
 
 def _known_studies() -> list[str]:
@@ -83,11 +90,18 @@ def _known_studies() -> list[str]:
 
 
 class _Bench:
-    def __init__(self, config: BenchConfig, out_dir: Path, progress: bool) -> None:
+    """One bench in one output folder: its cells' training configs, and the work of computing a cell.
+
+    `device` (when not None) replaces every cell's `train.runtime.device`; evaluation runs where
+    the cell trained, the baselines on `device` or the shared `train.runtime.device`.
+    """
+
+    def __init__(self, config: BenchConfig, out_dir: Path, progress: bool, device: str | None) -> None:
         self.config = config
         self.out_dir = out_dir
         self.progress = progress
-        studies = [e for e in config.experiments if not e.endswith((".yaml", ".yml"))]
+        self.device = device
+        studies = [e for e in config.experiments if not is_file_reference(e)]
         self.experiments = resolve_experiments(config.experiments, _known_studies() if studies else [])
         self._spec: Any = None
 
@@ -102,115 +116,144 @@ class _Bench:
                 raise ConfigError(f"data.spec: {error}") from None
         return self._spec
 
-    def check_models(self) -> None:
-        """Every model's train config, and the model itself built on the meta device (no memory, no
-        weights), before anything runs or is written: a bad name or option fails at once, not when
-        its cell starts."""
+    def check(self, cells: Sequence[Cell]) -> None:
+        """Every cell's training config, each model built on the meta device (no memory, no weights), and
+        every device, before anything runs or is written: a bad key, name or option fails at once, not
+        when its cell starts (maybe on another machine, hours later)."""
         import torch
 
-        from vision_bench.train import TrainConfig
         from vision_bench.train.components import build_model
+        from vision_bench.train.device import resolve_device
 
-        for model in self.config.models:
-            data = {
-                **model.train_sections(self.config.train),
-                "seed": self.config.seeds[0],
-                "dataset": {"study": PROBE_STUDY, "spec": self.spec.to_dict()},
-                "model": {"name": model.name, "options": dict(model.options)},
-            }
-            train_config = TrainConfig.from_dict(data, source=f"bench model {model.display}")
-            if "pretrained_file" not in model.options:  # a weights file is read when its cell starts
-                with torch.device("meta"):
+        built: set[str] = set()
+        devices = {self.baseline_device()} if any(cell.model is None for cell in cells) else set()
+        for cell in cells:
+            if cell.model is None:
+                continue
+            train_config = self.train_config(cell)
+            devices.add(train_config.runtime.device)
+            if cell.model.display not in built and "pretrained_file" not in cell.model.options:
+                with torch.device("meta"):  # a weights file is read when its cell starts
                     build_model(train_config, self.spec)
+                built.add(cell.model.display)
+        for device in sorted(devices):
+            resolve_device(device, setting="--device" if self.device is not None else "train.runtime.device")
 
-    def run_dir(self, cell: _Cell) -> Path:
-        if cell.model is None:
-            return self.out_dir / "baselines" / _experiment_dir(cell.experiment)
-        experiment_dir = self.out_dir / "runs" / _experiment_dir(cell.experiment)
-        return experiment_dir / safe_name(cell.model.display) / f"seed{cell.seed}"
+    def resolved(self) -> str:
+        """OUT/bench.yaml: the config with its experiments expanded and each experiment's data fingerprint."""
+        fingerprints = {experiment: data_fingerprint(task_config(experiment, self.config.data))
+                        for experiment in self.experiments}
+        return yaml.safe_dump({**self.config.to_dict(), "experiments": self.experiments, FINGERPRINTS: fingerprints},
+                              sort_keys=False)
 
-    def cells(self) -> list[_Cell]:
-        cells = [_Cell(e, m, s) for e in self.experiments for m in self.config.models for s in self.config.seeds]
-        if self.config.baselines:
-            cells += [_Cell(e, None, None) for e in self.experiments]
-        return cells
+    def baseline_device(self) -> str:
+        runtime = self.config.train.get("runtime")
+        configured = runtime.get("device", "auto") if isinstance(runtime, dict) else "auto"
+        return self.device if self.device is not None else str(configured)
 
     def dataset_section(self, experiment: str) -> dict[str, Any]:
-        """The `dataset` section of a cell's TrainConfig: the study on the fly, or its export."""
+        """The `dataset` section of a cell's TrainConfig: the study on the fly, or its export's folder."""
         spec = self.spec.to_dict()
-        if experiment.endswith((".yaml", ".yml")):
-            return {"path": str(self.export(experiment)), "spec": spec}
+        if is_file_reference(experiment):
+            return {"path": str(self.export_dir(experiment)), "spec": spec}
         return {"study": experiment, "n_train": self.config.data.n_train, "n_val": self.config.data.n_val, "spec": spec}
 
-    def export(self, experiment: str) -> Path:
-        from vision_bench.data.export import ExportOptions, export_dataset
-        from vision_bench.data.sources import load_config
+    def export_dir(self, experiment: str) -> Path:
+        return self.out_dir / "data" / experiment_dir(experiment)
 
-        data = self.config.data
-        task_config = load_config(None, experiment, n_train=data.n_train, n_val=data.n_val, n_test=data.n_test)
-        root = self.out_dir / "data" / _experiment_dir(experiment)
-        export_dataset(task_config, self.spec, root, ExportOptions(format="grids"))
+    def export(self, experiment: str) -> Path:
+        """The grids export of a task-config experiment, written once for every cell and shard.
+
+        A new export is written into a hidden staging folder and renamed into place when complete, so
+        shards that need the same data at the same time never write into one folder: the first to
+        finish publishes it, the others drop their identical copy.
+        """
+        from vision_bench.data.export import ExportOptions, export_dataset
+        from vision_bench.data.manifest import MANIFEST_NAME
+
+        root = self.export_dir(experiment)
+        task, options = task_config(experiment, self.config.data), ExportOptions(format="grids")
+        if root.exists():  # confirms a published export (or resumes one an earlier version left unfinished)
+            export_dataset(task, self.spec, root, options)
+            return root
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging = temp_path_for(root)
+        try:
+            export_dataset(task, self.spec, staging, options)
+            os.rename(staging, root)
+        except OSError:
+            if not (root / MANIFEST_NAME).is_file():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # what a failed export, or another shard's win, left
         return root
 
-    def train_config(self, cell: _Cell) -> Any:
+    def train_config(self, cell: Cell) -> Any:
         from vision_bench.train import TrainConfig
 
         assert cell.model is not None
+        sections = cell.model.train_sections(self.config.train)
+        runtime = sections.get("runtime", {})
+        if self.device is not None and isinstance(runtime, dict):  # anything else is reported by validation
+            sections["runtime"] = {**runtime, "device": self.device}
         data = {
-            **cell.model.train_sections(self.config.train),
+            **sections,
             "seed": cell.seed,
             "dataset": self.dataset_section(cell.experiment),
             "model": {"name": cell.model.name, "options": dict(cell.model.options)},
         }
-        return TrainConfig.from_dict(data, source=f"bench cell {cell.label()}")
+        return TrainConfig.from_dict(data, source=f"the train sections of cell {cell.label()}")
 
-    def compute(self, cell: _Cell) -> None:
+    def compute(self, cell: Cell) -> None:
         if cell.model is None:
             self.evaluate_baselines(cell)
             return
         from vision_bench.evaluation import evaluate_run
         from vision_bench.train import train
 
-        run_dir = self.run_dir(cell)
-        resume = (run_dir / "checkpoints" / "last.pt").is_file()
-        train(self.train_config(cell), run_dir, resume=resume, progress=self.progress)
+        if is_file_reference(cell.experiment):
+            self.export(cell.experiment)
+        folder = run_dir(self.out_dir, cell)
+        train_config = self.train_config(cell)
+        resume = (folder / "checkpoints" / "last.pt").is_file()
+        train(train_config, folder, resume=resume, progress=self.progress)
         evaluation = self.config.evaluate
         evaluate_run(
-            run_dir, checkpoint=evaluation.checkpoint, splits=evaluation.splits, n_test=self.config.data.n_test,
-            baselines=(), batch_size=evaluation.batch_size, sheet_samples=evaluation.sheet_samples,
-            progress=self.progress,
+            folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits, n_test=self.config.data.n_test,
+            baselines=(), device=train_config.runtime.device, batch_size=evaluation.batch_size,
+            sheet_samples=evaluation.sheet_samples, progress=self.progress,
         )
 
-    def evaluate_baselines(self, cell: _Cell) -> None:
+    def evaluate_baselines(self, cell: Cell) -> None:
         from vision_bench.evaluation import build_baselines, evaluate_predictors, export_data, pick_device, study_data
 
         data, splits = self.config.data, tuple(self.config.evaluate.splits)
-        if cell.experiment.endswith((".yaml", ".yml")):
+        if is_file_reference(cell.experiment):
             evaluation_data = export_data(self.export(cell.experiment), self.spec, splits)
         else:
             evaluation_data = study_data(cell.experiment, self.spec, splits, n_train=data.n_train,
                                          n_val=data.n_val, n_test=data.n_test)
-        device = pick_device()
+        device = pick_device(self.baseline_device())
         batch_size = self.config.evaluate.batch_size
         models, notes = build_baselines(self.config.baselines, evaluation_data, device, batch_size)
         evaluation_data.notes.extend(notes)
         evaluate_predictors(
-            models, evaluation_data, self.run_dir(cell) / OUTPUT_DIR, device=device, batch_size=batch_size,
+            models, evaluation_data, run_dir(self.out_dir, cell) / OUTPUT_DIR, device=device, batch_size=batch_size,
             sheet_samples=self.config.evaluate.sheet_samples, extra={"experiment": cell.experiment},
             progress=self.progress,
         )
 
-    def results(self, cell: _Cell) -> list[CellResult]:
+    def results(self, cell: Cell) -> list[CellResult]:
         """The evaluated numbers of a finished cell (one per predictor)."""
-        run_dir = self.run_dir(cell)
-        metrics = read_metrics(run_dir / OUTPUT_DIR)
+        folder = run_dir(self.out_dir, cell)
+        metrics = read_metrics(folder / OUTPUT_DIR)
         common = {"experiment": cell.experiment, "setting": setting_of(cell.experiment),
                   "alpha": alpha_of(cell.experiment), "status": dict(metrics.get("status", {}))}
         if cell.model is not None:
-            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=run_dir, model=cell.model.name,
+            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=folder, model=cell.model.name,
                                splits=_split_means(metrics.get("splits", {})), **common)]
         return [
-            CellResult(name, seed=None, baseline=True, run_dir=run_dir, splits=_split_means(entry["splits"]), **common)
+            CellResult(name, seed=None, baseline=True, run_dir=folder, splits=_split_means(entry["splits"]), **common)
             for name, entry in metrics.get("baselines", {}).items()
         ]
 
@@ -234,31 +277,67 @@ def run_bench(
     config: BenchConfig | Mapping[str, Any] | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     progress: bool = True,
+    *,
+    device: str | None = None,
+    num_shards: int = 1,
+    shard_index: int = 0,
+    collect_only: bool = False,
 ) -> BenchResult:
-    """Train and evaluate every unfinished cell, then (re)write the report; see the module docstring."""
+    """Compute the unfinished cells (all, or one shard's), then write the report and results unless this is
+    one shard of several; `collect_only` computes nothing and refuses while cells are missing. See the
+    module docstring."""
     config = load_bench_config(config)
+    check_shard(num_shards, shard_index)
+    if collect_only and num_shards > 1:
+        raise ConfigError("--collect-only gathers the cells of every shard; drop --num-shards and --shard-index")
     out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
-    bench = _Bench(config, out_dir, progress)
+    if collect_only and not (out_dir / BENCH_FILE).is_file():
+        raise ConfigError(f"{out_dir} holds no bench ({BENCH_FILE} is missing); run the bench or its shards first")
+    bench = _Bench(config, out_dir, progress, device)
     check_layout(config, bench.experiments, bench.spec)
-    bench.check_models()
-    fingerprints = {experiment: data_fingerprint(task_config(experiment, config.data))
-                    for experiment in bench.experiments}
-    resolved = yaml.safe_dump({**config.to_dict(), "experiments": bench.experiments, FINGERPRINTS: fingerprints},
-                              sort_keys=False)
+    plan = plan_cells(config, bench.experiments)
+    bench.check(plan)
+    resolved = bench.resolved()
     _check_out_dir(out_dir, resolved)
+    if collect_only:
+        return _collect(bench, plan, computed=[], skipped=[cell.label() for cell in plan])
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / BENCH_FILE, resolved)
-    computed, skipped, cells = [], [], []
-    plan = bench.cells()
-    for cell in tqdm(plan, desc="bench", unit="cell", disable=not progress):
-        if (bench.run_dir(cell) / OUTPUT_DIR / METRICS_FILE).is_file():
-            skipped.append(cell.label())
-        else:
-            bench.compute(cell)
-            computed.append(cell.label())
-        cells.extend(bench.results(cell))
-    report_md, report_html = write_report(build_report(config, cells, out_dir), out_dir)
-    return BenchResult(out_dir, config, cells, report_md, report_html, computed, skipped)
+    _publish_bench_file(out_dir, resolved)
+    mine = shard_cells(plan, num_shards, shard_index)
+    if num_shards > 1:
+        logger.info("shard %d of %d: %d of the bench's %d cells", shard_index, num_shards, len(mine), len(plan))
+    computed, skipped = [], []
+    with messages_above_progress_bar(progress):  # a cell's epoch lines print above the bars, not inside them
+        for cell in tqdm(mine, desc="bench", unit="cell", disable=not progress):
+            if is_finished(out_dir, cell):
+                skipped.append(cell.label())
+            else:
+                bench.compute(cell)
+                computed.append(cell.label())
+    if num_shards == 1:
+        return _collect(bench, plan, computed=computed, skipped=skipped)
+    cells = [result for cell in mine for result in bench.results(cell)]
+    pending = [cell.label() for cell in plan if not is_finished(out_dir, cell)]
+    return BenchResult(out_dir, config, cells, computed, skipped, pending, shard=(shard_index, num_shards))
+
+
+def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skipped: list[str]) -> BenchResult:
+    """Read every cell, write the report, results.csv and results.json; refuse while a cell is unfinished."""
+    out_dir = bench.out_dir
+    missing = [cell.label() for cell in plan if not is_finished(out_dir, cell)]
+    if missing:
+        named = "; ".join(missing[:MISSING_NAMED]) + (f"; and {len(missing) - MISSING_NAMED} more"
+                                                       if len(missing) > MISSING_NAMED else "")
+        raise ConfigError(
+            f"{len(missing)} of {len(plan)} cells are not finished ({named}); wait for the shards that compute "
+            "them (or re-run those shards), or drop --collect-only to compute them here"
+        )
+    cells = [result for cell in plan for result in bench.results(cell)]
+    report_md, report_html = write_report(build_report(bench.config, cells, out_dir), out_dir)
+    results_csv, results_json = write_results(cells, out_dir, bench_name=bench.config.name,
+                                              bench_file=out_dir / BENCH_FILE)
+    return BenchResult(out_dir, bench.config, cells, computed, skipped, report_md=report_md, report_html=report_html,
+                       results_csv=results_csv, results_json=results_json)
 
 
 EXTENSIBLE = ("experiments", "models", "seeds", "baselines")
@@ -290,6 +369,37 @@ def _check_out_dir(out_dir: Path, resolved: str) -> None:
             )
     elif any((out_dir / name).exists() for name in ("runs", "baselines", "report.md")):
         raise ConfigError(f"{out_dir} holds results but no {BENCH_FILE}; use another --out or delete the folder")
+
+
+def _publish_bench_file(out_dir: Path, resolved: str) -> None:
+    """Write OUT/bench.yaml, or keep the one there. Shards starting together race for it: the file is
+    created only where none exists (a complete file, linked into place), and a shard that loses checks
+    the winner's like any existing one. The same bench grown (or written by an earlier version) is
+    rewritten."""
+    path = out_dir / BENCH_FILE
+    if not path.is_file():
+        try:
+            _create_once(path, resolved)
+            return
+        except FileExistsError:
+            _check_out_dir(out_dir, resolved)  # another shard wrote it first: is it the same bench?
+    if path.read_text(encoding="utf-8") != resolved:
+        atomic_write_text(path, resolved)
+
+
+def _create_once(path: Path, text: str) -> None:
+    """Create `path` holding `text`, complete or not at all; `FileExistsError` when it already exists."""
+    temp = temp_path_for(path)
+    with open(temp, "x", encoding="utf-8") as handle:  # "x": a new file, never through a link
+        handle.write(text)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: renamed instead (a racing shard may replace it)
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _check_fingerprints(out_dir: Path, before: object, now: dict[str, str]) -> None:

@@ -2,15 +2,23 @@
 
 `--no-progress` hides progress bars; `--quiet` also hides informational messages (results and
 errors are still printed); `--device` chooses where a model runs; `--set key.path=value`
-overrides one key of a YAML config, validated like the file.
+overrides one key of a YAML config, validated like the file. A renamed option keeps its old
+spelling for one release as a hidden alias (`add_old_spelling`); the command line prints one
+deprecation line when it is used (`warn_old_spellings`).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Sequence
+from typing import Any
 
+DEVICE_CHOICES = "where models run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps"
 DEVICE_HELP = "where models run: auto (CUDA, then MPS, then CPU; default), cpu, cuda, cuda:1, mps"
+OLD_SPELLINGS = "old_spellings"  # the namespace attribute listing the (old, new) spellings used
+
+logger = logging.getLogger(__name__)
 
 
 def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +34,47 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not (getattr(args, "no_progress", False) or getattr(args, "quiet", False))
 
 
-def add_device_argument(parser: argparse.ArgumentParser, default: str = "auto") -> None:
-    parser.add_argument("--device", default=default, help=DEVICE_HELP)
+def add_device_argument(parser: argparse.ArgumentParser, default: str | None = "auto",
+                        default_text: str | None = None) -> None:
+    """`--device`; `default_text` says what leaving it out means when that is not a device name
+    (train: the config's runtime.device)."""
+    help_text = DEVICE_HELP if default_text is None else f"{DEVICE_CHOICES} (default: {default_text})"
+    parser.add_argument("--device", default=default, help=help_text)
 
 
-def add_set_argument(parser: argparse.ArgumentParser) -> None:
+def add_set_argument(parser: argparse.ArgumentParser, example: str = "training.epochs=3") -> None:
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE",
-        help="override one key of the YAML config, e.g. --set training.epochs=3 (repeatable; the value is "
+        help=f"override one key of the YAML config, e.g. --set {example} (repeatable; the value is "
         "read as YAML and validated like the file)",
     )
+
+
+class _OldSpelling(argparse.Action):
+    """A hidden old spelling of another option: stores into that option's destination and records
+    that it was used, so that the command line can say which spelling replaces it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new_spelling: str, **options: Any) -> None:
+        super().__init__(option_strings, dest, **options)
+        self.new_spelling = new_spelling
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        used = getattr(namespace, OLD_SPELLINGS, [])
+        setattr(namespace, OLD_SPELLINGS, [*used, (option_string, self.new_spelling)])
+
+
+def add_old_spelling(parser: argparse.ArgumentParser | argparse._ArgumentGroup, old: str,
+                     new: argparse.Action) -> None:
+    """Accept `old` as a hidden, deprecated spelling of the option `new` (same values, same destination)."""
+    parser.add_argument(
+        old, dest=new.dest, action=_OldSpelling, new_spelling=new.option_strings[0], type=new.type or str,
+        choices=new.choices, metavar=new.metavar, default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+    )
+
+
+def warn_old_spellings(args: argparse.Namespace) -> None:
+    """One deprecation line for each old option spelling on the command line."""
+    for old, new in getattr(args, OLD_SPELLINGS, []):
+        logger.warning("%s is deprecated and will be removed in the next release; use %s", old, new)

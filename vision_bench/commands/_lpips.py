@@ -4,9 +4,11 @@ compare-metrics, score): which network, and whether missing weights may be fetch
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 
 from vision_bench.weights.lpips import NETS
+
+logger = logging.getLogger(__name__)
 
 
 def add_lpips_arguments(parser: argparse.ArgumentParser, *, net: bool = True) -> None:
@@ -28,9 +30,9 @@ def prepare_lpips(net: str, offline: bool) -> None:
     if offline_requested(offline):
         return
     try:
-        get_lpips_weights([net], report=_note)
+        get_lpips_weights([net], report=logger.info)
     except (FetchError, OSError) as error:
-        _note(f"warning: LPIPS will be unavailable: {error}")
+        logger.warning("warning: LPIPS will be unavailable: %s", error)
 
 
 def prepare_lpips_loss(loss: object, offline: bool) -> None:
@@ -50,7 +52,3 @@ def prepare_lpips_loss(loss: object, offline: bool) -> None:
                 find_backbone(net)
             except WeightsProblem as error:
                 raise ConfigError(f"loss {loss!r}: {error}") from None
-
-
-def _note(message: str) -> None:
-    print(f"vision-bench: {message}", file=sys.stderr, flush=True)

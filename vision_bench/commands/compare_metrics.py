@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._common import add_progress_arguments, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "compare-metrics"
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="render spec YAML for generated targets (default: the default spec)")
     add_lpips_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the perturbations' random choices")
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.bench.compare_report import export_targets, run_compare_metrics, study_targets
     from vision_bench.errors import ConfigError
 
+    show_progress(args)  # no progress bar yet; --quiet still silences informational messages
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
     for option, path in (("--run", args.run), ("--data", args.data), ("--spec", args.spec)):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "evaluate"
@@ -25,21 +26,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", default="best", help="best, last, or the path of a checkpoint (default best)")
     parser.add_argument("--splits", type=_names, default=("test_id", "test_ood"),
                         help="comma-separated splits (default test_id,test_ood)")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="evaluate on this export directory instead of the run's own dataset")
+    parser.add_argument("--data", default=None,
+                        help="evaluate on this data instead of the run's own: an export directory, a folder of "
+                        "image pairs, a Hugging Face dataset (folder or hf://user/name) or WebDataset shards "
+                        "(a {split} brace pattern, URL or pipe: command)")
     parser.add_argument("--n-test", type=int, default=None,
-                        help="samples per test split when the run's data is an on-the-fly study")
+                        help="samples per test split when the run's data is an on-the-fly study "
+                        "(default: the study's test size)")
     parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "ground_truth"),
                         help="comma-separated baselines to evaluate alongside (default all three; '' for none)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default RUN_DIR/evaluation)")
     parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default 64)")
-    parser.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cpu, cuda, cuda:1, ...")
+    add_device_argument(parser)
     parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
     parser.add_argument("--save-predictions", action="store_true",
                         help="also write every predicted image as OUT/predictions/PREDICTOR/SPLIT/<index>_pred.png "
                         "(`vision-bench score` pairs them with an export split's <index>_target.png)")
     add_lpips_arguments(parser)
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,13 +51,14 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.errors import ConfigError
     from vision_bench.evaluation import evaluate_run
 
+    progress = show_progress(args)
     if args.batch_size < 1 or args.sheet_samples < 1 or (args.n_test is not None and args.n_test < 1):
         raise ConfigError("--batch-size, --sheet-samples and --n-test must be positive integers")
     prepare_lpips(args.lpips_net, args.offline)
     result = evaluate_run(
         args.run_dir, checkpoint=args.checkpoint, splits=args.splits, data=args.data, n_test=args.n_test,
         baselines=args.baselines, out_dir=args.out, device=args.device, batch_size=args.batch_size,
-        lpips=args.lpips_net, sheet_samples=args.sheet_samples, progress=not args.no_progress,
+        lpips=args.lpips_net, sheet_samples=args.sheet_samples, progress=progress,
         save_predictions=args.save_predictions,
     )
     metrics = result.metrics

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from vision_bench.commands.render import add_render_arguments
+from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE
 
@@ -16,51 +17,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--study", metavar="ID", help="a study preset, e.g. compgen/C1/1 (see `vision-bench studies`)")
     source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
+    add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="export directory (re-running resumes it)")
     parser.add_argument(
         "--format", default=DEFAULT_FORMAT, choices=FORMATS.names(),
         help="folder: PNG files; parquet: Hugging Face image columns; webdataset: tar shards; "
-        "grids (default): grids only, rendered when read",
+        "grids: grids only, rendered when read",
     )
     render = parser.add_argument_group("rendering (as in `vision-bench render`)")
     add_render_arguments(render)
-    render.add_argument("--format-image", default="png", choices=("png", "jpeg"), help="image file format")
+    add_image_format_argument(render, old_spelling="--format-image")
     render.add_argument("--frames", action="store_true", help="also write intermediate frames (folder, webdataset)")
     render.add_argument("--masks", action="store_true", help="also write per-object label masks (image formats)")
     counts = parser.add_argument_group("samples")
-    counts.add_argument("--n-train", type=int, metavar="N", help="training samples")
-    counts.add_argument("--n-val", type=int, metavar="N", help="samples in val_id and in val_ood")
-    counts.add_argument("--n-test", type=int, metavar="N", help="samples in test_id and in test_ood")
-    counts.add_argument("--seed", type=int, metavar="S", help="generation seed (overrides the config's)")
+    counts.add_argument("--n-train", type=int, metavar="N", help="training samples (default: the study's or config's)")
+    counts.add_argument("--n-val", type=int, metavar="N",
+                        help="samples in val_id and in val_ood (default: the study's or config's)")
+    counts.add_argument("--n-test", type=int, metavar="N",
+                        help="samples in test_id and in test_ood (default: the study's or config's)")
+    counts.add_argument("--seed", type=int, metavar="S", help="generation seed (default: the study's or config's)")
     scale = parser.add_argument_group("scale-out")
-    scale.add_argument("--workers", type=int, default=1, metavar="W", help="local worker processes (default 1)")
+    scale.add_argument("--workers", type=int, default=1, metavar="W", help="local worker processes")
     scale.add_argument("--num-shards", type=int, default=1, metavar="N", help="split the work over N separate runs")
     scale.add_argument("--shard-index", type=int, default=0, metavar="K", help="this run's part, 0..N-1")
     scale.add_argument(
         "--shard-size", type=int, default=DEFAULT_SHARD_SIZE, metavar="S",
-        help=f"samples per shard (default {DEFAULT_SHARD_SIZE}); part of the export's identity, like the seed",
+        help="samples per shard; part of the export's identity, like the seed",
     )
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from vision_bench.commands.render import spec_from_args
+    from vision_bench.commands._render_options import spec_from_args
+    from vision_bench.config_files import check_override_keys
     from vision_bench.data.export import ExportOptions, export_dataset
     from vision_bench.data.sources import load_config
+    from vision_bench.tasks.config import TaskConfig
 
+    progress = show_progress(args)
+    check_override_keys(TaskConfig, args.overrides)
     config = load_config(
-        args.study, args.config, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test, seed=args.seed
+        args.study, args.config, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test, seed=args.seed,
+        overrides=args.overrides,
     )
     options = ExportOptions(
-        format=args.format, image_format=args.format_image, frames=args.frames, masks=args.masks,
+        format=args.format, image_format=args.image_format, frames=args.frames, masks=args.masks,
         shard_size=args.shard_size,
     )
     spec = spec_from_args(args)
-    with tqdm(desc="shards", unit="shard", leave=False) as bar:
+    with tqdm(desc="export", unit="sample", leave=False, disable=None if progress else True) as bar:
         result = export_dataset(
             config, spec, args.out, options, workers=args.workers, num_shards=args.num_shards,
-            shard_index=args.shard_index, on_shard_done=lambda shard: bar.update(1),
+            shard_index=args.shard_index, on_plan=lambda shards: bar.reset(total=sum(s.size for s in shards)),
+            on_shard_done=lambda shard: bar.update(shard.size),
         )
     samples = sum(shard.size for shard in result.written)
     print(f"{result.root}: wrote {len(result.written)} shard(s) ({samples} samples), "

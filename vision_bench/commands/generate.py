@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
+
 NAME = "generate"
 HELP = "generate grid tasks (input, output, sequence, frames, objects) as one Parquet file per split"
 
@@ -30,13 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--study", metavar="ID", help="a study preset, e.g. compgen/C1/1 (see `vision-bench studies`)")
     source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
+    add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.add_argument("--n-train", type=_count, metavar="N", help="training samples")
-    parser.add_argument("--n-val", type=_count, metavar="N", help="samples in val_id and in val_ood")
-    parser.add_argument("--n-test", type=_count, metavar="N", help="samples in test_id and in test_ood")
-    parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (overrides the config's)")
-    parser.add_argument("--workers", type=_workers, default=1, metavar="W", help="processes generating in parallel, this one included (default 1)")
+    parser.add_argument("--n-train", type=_count, metavar="N", help="training samples (default: the study's or config's)")
+    parser.add_argument("--n-val", type=_count, metavar="N",
+                        help="samples in val_id and in val_ood (default: the study's or config's)")
+    parser.add_argument("--n-test", type=_count, metavar="N",
+                        help="samples in test_id and in test_ood (default: the study's or config's)")
+    parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (default: the study's or config's)")
+    parser.add_argument("--workers", type=_workers, default=1, metavar="W",
+                        help="processes generating in parallel, this one included")
     parser.add_argument("--force", action="store_true", help="replace a dataset already in --out")
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,22 +57,19 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from vision_bench import __version__
+    from vision_bench.config_files import check_override_keys
     from vision_bench.data.atomic import atomic_write_text
+    from vision_bench.data.sources import load_config
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.formats import table_of, write_tables
     from vision_bench.tasks.generator import map_split
     from vision_bench.tasks.planning import LIBRARY_SEED
-    from vision_bench.tasks.studies import get_study
 
-    config = get_study(args.study) if args.study else TaskConfig.from_yaml(args.config)
-    counts = config.samples.model_dump()
-    for value, splits in ((args.n_train, ("train",)), (args.n_val, ("val_id", "val_ood")),
-                          (args.n_test, ("test_id", "test_ood"))):
-        if value is not None:
-            counts.update(dict.fromkeys(splits, value))
-    update = {"samples": counts} | ({"seed": args.seed} if args.seed is not None else {})
-    config = TaskConfig.from_dict({**config.to_dict(), **update})
+    progress = show_progress(args)
+    check_override_keys(TaskConfig, args.overrides)
+    config = load_config(args.study, args.config, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
+                         seed=args.seed, overrides=args.overrides)
     out = Path(args.out)
     manifest_path = out / "manifest.json"
     if manifest_path.exists() and not args.force:
@@ -80,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
     try:
         for split in SPLITS:
-            with tqdm(total=config.count(split), desc=split, unit="pair", disable=None) as bar:
+            with tqdm(total=config.count(split), desc=split, unit="pair", disable=None if progress else True) as bar:
                 tables = map_split(config, split, table_of, workers=args.workers, progress=bar.update)
                 write_tables(tables, partial[split])
         for split in SPLITS:
@@ -92,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         "kind": "vision-bench grid tasks",
         "study": args.study,
         "config_file": args.config,
+        "overrides": list(args.overrides),
         "seed": config.seed,
         "library_seed": LIBRARY_SEED,
         "counts": {split: config.count(split) for split in SPLITS},

@@ -8,7 +8,7 @@ import json
 NAME = "models"
 HELP = "list model families and baselines (name, a tab, description); --timm and --describe for more"
 TIMM_HINT = (
-    "any timm CNN name works after 'unet:' and 'bottleneck:' (e.g. unet:resnet18), any timm "
+    "any timm CNN or hierarchical transformer (swin_*) works after 'unet:' and 'bottleneck:' (e.g. unet:resnet18), any timm "
     "VisionTransformer after 'vit:' (e.g. vit:vit_small_patch16_224); list timm names with --timm PATTERN"
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "quickstart"
@@ -16,7 +17,8 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="quickstart", help="output folder (default: ./quickstart); reruns resume")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_device_argument(parser)
+    add_progress_arguments(parser)
     add_lpips_arguments(parser, net=False)
 
 
@@ -24,9 +26,11 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.quickstart import run_quickstart
 
     start = time.perf_counter()
+    progress = show_progress(args)
     prepare_lpips("alex", args.offline)
-    result, table = run_quickstart(args.out, progress=not args.quiet)
+    result, table = run_quickstart(args.out, progress=progress, device=args.device)
     print(table)
     print(f"\nreport: {result.report_md}\n        {result.report_html}")
+    print(f"results: {result.results_csv}\n         {result.results_json}")
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 0

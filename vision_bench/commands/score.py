@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 if TYPE_CHECKING:  # heavy modules are imported inside `run`, so that `--help` stays fast
@@ -41,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid", type=_grid, default=None, metavar="HxW", help="grid shape to decode (grid metrics)")
     parser.add_argument("--out", type=Path, default=None, help="write one row per pair to this .parquet or .csv file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cpu, cuda, cuda:1, ...")
+    add_device_argument(parser)
     add_lpips_arguments(parser)
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.evaluation import pick_device
     from vision_bench.scoring import check_metrics, pair_files, score_pairs
 
+    show_progress(args)  # score has no progress bar yet; --quiet still silences informational messages
     if args.out is not None and args.out.suffix.lower() not in (".parquet", ".csv"):
         raise ConfigError(f"--out {args.out}: use a .parquet or .csv file name")
     if (args.spec is None) != (args.grid is None):

@@ -1,7 +1,9 @@
-"""`vision-bench show INPUT --out sheet.png`: a contact sheet of rendered input/output pairs.
+"""`vision-bench show INPUT --out sheet.png`: a contact sheet of rendered input/target pairs.
 
-Each pair is drawn side by side (input, then output) with the task key above the input and the
-transformation sequence above the output, four pairs per row. The sheet is written atomically.
+Each pair is drawn side by side (input, then target) with the task key above the input and the
+transformation sequence above the target, four pairs per row. The sheet is written atomically.
+It takes `render`'s options; without a spec file it draws with the `fit` layout (square cells), so
+non-square grids keep their shape.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from vision_bench.commands._render_options import add_render_arguments, spec_from_args
+
 NAME = "show"
 HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"
 PAIRS_PER_ROW = 4
+LAYOUT = "fit"
 SHEET_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".pdf": "pdf", ".svg": "svg"}
 
 
@@ -23,12 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="FILE",
                         help="contact sheet to write: .png, .jpg / .jpeg, .pdf or .svg (the suffix picks the format)")
     parser.add_argument("--n", type=int, default=8, help="number of pairs to show (default 8)")
-    parser.add_argument("--spec", metavar="FILE", help="render spec YAML (default: the default spec)")
+    add_render_arguments(parser, layout=LAYOUT)
 
 
 def run(args: argparse.Namespace) -> int:
     from render.raster import render_batch
-    from render.spec import RenderSpec
     from vision_bench.data.atomic import atomic_output
     from vision_bench.errors import ConfigError
     from vision_bench.tasks.formats import read_tasks
@@ -38,14 +42,14 @@ def run(args: argparse.Namespace) -> int:
     image_format = SHEET_FORMATS.get(Path(args.out).suffix.lower())
     if image_format is None:
         raise ConfigError(f"--out {args.out}: name a .png, .jpg, .jpeg, .pdf or .svg file")
-    spec = RenderSpec.from_yaml(Path(args.spec)) if args.spec else RenderSpec()
+    spec = spec_from_args(args, layout=LAYOUT)
     records = read_tasks(args.input)[: args.n]
     if not records:
         raise ConfigError(f"{args.input} holds no task pairs to show; give a task file with at least one pair")
     seeds = list(range(len(records)))
     inputs = render_batch([r.input for r in records], spec, seeds)
-    outputs = render_batch([r.output for r in records], spec, seeds)
-    figure = _contact_sheet(records, inputs, outputs)
+    targets = render_batch([r.output for r in records], spec, seeds)
+    figure = _contact_sheet(records, inputs, targets)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(out) as temp:
@@ -54,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _contact_sheet(records: list[Any], inputs: Any, outputs: Any) -> Any:
-    """A matplotlib Figure (no pyplot state) with each pair's input and output side by side."""
+def _contact_sheet(records: list[Any], inputs: Any, targets: Any) -> Any:
+    """A matplotlib Figure (no pyplot state) with each pair's input and target side by side."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -68,8 +72,8 @@ def _contact_sheet(records: list[Any], inputs: Any, outputs: Any) -> Any:
         ax.axis("off")
     for i, record in enumerate(records):
         row, column = divmod(i, columns)
-        sequence = " → ".join(record.sequence) if record.sequence else "output"
-        panels = ((inputs[i], f"{record.task_key} {record.split} #{record.index}"), (outputs[i], sequence))
+        sequence = " → ".join(record.sequence) if record.sequence else "target"
+        panels = ((inputs[i], f"{record.task_key} {record.split} #{record.index}"), (targets[i], sequence))
         for offset, (image, title) in enumerate(panels):
             ax = axes[row, 2 * column + offset]
             ax.axis("on")

@@ -1,41 +1,62 @@
 """`vision-bench train CONFIG [--out RUN_DIR] [--resume]`: train a model from a YAML config.
 
 Under `torchrun --nproc_per_node N -m vision_bench train CONFIG` every process runs this command
-and the run is data-parallel; rank 0 writes the run directory.
+and the run is data-parallel; rank 0 writes the run directory. `--set`, `--seed` and `--device`
+change the config before it is used, so the run directory's config shows what actually ran.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, add_set_argument, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips_loss
 
 NAME = "train"
 HELP = "train an image-to-image model from a YAML config (checkpoints, resume, multi-process)"
 DEFAULT_RUNS_DIR = Path("runs")
 
+logger = logging.getLogger(__name__)
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", type=Path, help="training config (YAML); see configs/train_smoke.yaml")
+    add_set_argument(parser)
     parser.add_argument("--out", type=Path, default=None, help="run directory (default: runs/<config name>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from checkpoints/last.pt")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--seed", type=_seed, default=None, help="the run's seed (default: the config's seed)")
+    add_device_argument(parser, default=None, default_text="the config's runtime.device")
+    add_progress_arguments(parser)
     add_lpips_arguments(parser, net=False)
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision_bench.config_files import check_override_keys
     from vision_bench.train import TrainConfig, train
     from vision_bench.train.distributed import context_from_environment
 
-    config = TrainConfig.from_yaml(args.config)
+    progress = show_progress(args)
+    check_override_keys(TrainConfig, args.overrides)
+    config = TrainConfig.from_yaml(args.config, args.overrides)
+    if args.seed is not None:
+        config = config.replace(seed=args.seed)
+    if args.device is not None:
+        config = config.replace(runtime=config.runtime.model_dump() | {"device": args.device})
     prepare_lpips_loss(config.model.options.get("loss"), args.offline)
     run_dir = args.out if args.out is not None else DEFAULT_RUNS_DIR / args.config.stem
-    result = train(config, run_dir, resume=args.resume, progress=not args.no_progress)
+    result = train(config, run_dir, resume=args.resume, progress=progress)
     if context_from_environment().is_main:
         for note in result.notes:
-            print(f"vision-bench train: note: {note}", file=sys.stderr)
+            logger.warning("note: %s", note)
         summary = ", ".join(f"{key} {value:.4g}" for key, value in sorted(result.final_metrics.items()))
         best = result.best_checkpoint if result.best_checkpoint is not None else "none"
         print(f"trained {result.step} steps into {result.run_dir}; best checkpoint {best}; {summary}")

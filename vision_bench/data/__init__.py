@@ -1,4 +1,5 @@
-"""Image datasets: export (folder, Parquet, WebDataset, grids), verify, import, and torch loading.
+"""Image datasets: export (folder, Parquet, WebDataset, grids), verify, import, and torch loading
+(also of Hugging Face datasets and streamed WebDataset shards made elsewhere).
 
 Names load on first use, so `import vision_bench.data` stays cheap (export workers and the command
 line need no torch); the torch Datasets and the device renderer import torch. The batching
@@ -15,10 +16,12 @@ _EXPORTS = {
     "ExportOptions": "vision_bench.data.export",
     "FolderDataset": "vision_bench.data.datasets",
     "GridBatchRenderer": "vision_bench.data.device",
+    "HFImageDataset": "vision_bench.data.hf_datasets",
     "GridsDataset": "vision_bench.data.datasets",
     "ImagePairDataset": "vision_bench.data.imports",
     "OnTheFlyDataset": "vision_bench.data.onthefly",
     "ParquetImageDataset": "vision_bench.data.datasets",
+    "ShardStreamDataset": "vision_bench.data.streaming",
     "WebDatasetDataset": "vision_bench.data.datasets",
     "export_dataset": "vision_bench.data.export",
     "open_dataset": "vision_bench.data.opening",

@@ -4,10 +4,11 @@ The export is a set of shards (fixed index ranges per split, see `shards`). One 
 shard: its files go through temporary names and renames, then a progress marker
 (`_progress/{shard}.json`) records their SHA-256 and sizes. A shard whose record exists and whose
 files still have the recorded sizes is complete and skipped on a re-run. Whoever finds every shard
-complete (the end of a single run, or any run of a sharded export) writes `manifest.json` from the
-records, last, then removes the markers and any temporary files a killed run left. A manifest
-therefore never describes an unfinished file, and the union of sharded runs plus the manifest is
-byte-identical to a single-machine export.
+complete (the end of a single run, or any run of a sharded export) writes the `parquet` format's
+dataset card (`README.md`, see `hf_card`), then `manifest.json` from the records, last, then
+removes the markers and any temporary files a killed run left. A manifest therefore never
+describes an unfinished file, and the union of sharded runs plus the manifest is byte-identical to
+a single-machine export. Re-running a finished export rewrites a lost or damaged card.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from vision_bench.data import sources
 from vision_bench.data.atomic import atomic_write_text, is_temp_file
 from vision_bench.data.errors import DataError, ManifestError
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
+from vision_bench.data.hf_card import repair_card, write_card
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
     MANIFEST_KIND,
@@ -218,7 +220,8 @@ def settings_of(config: Any, spec: RenderSpec, options: ExportOptions) -> dict[s
 
 def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerprint: str,
                           records: Mapping[Shard, Records], counts: Mapping[str, int]) -> Path:
-    """The manifest from every shard's record; then drop the markers and stray temporary files.
+    """The dataset card (parquet), then the manifest from every shard's record; then drop the markers
+    and stray temporary files.
 
     Two runs finishing together both get here with the same records and write the same bytes.
     """
@@ -236,6 +239,7 @@ def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerp
         },
         "shards": {shard.name: _shard_entry(shard, files) for shard, files in records.items()},
     }
+    manifest.update(write_card(root, manifest))
     path = write_manifest(root, manifest)
     shutil.rmtree(root / PROGRESS_DIR, ignore_errors=True)
     for leftover in [p for p in root.rglob(".*") if p.is_file() and is_temp_file(p)]:
@@ -262,11 +266,14 @@ def export_dataset(
     num_shards: int = 1,
     shard_index: int = 0,
     on_shard_done: Callable[[Shard], None] | None = None,
+    on_plan: Callable[[list[Shard]], None] | None = None,
 ) -> ExportResult:
     """Export `config` rendered with `spec` into `out`; the same call again resumes or confirms it.
 
     `num_shards` / `shard_index` pick this run's share of the shards (for many machines);
     `workers` local processes write them. The manifest is written once every shard is complete.
+    `on_plan` hears once which shards this run will write (a progress bar's total), `on_shard_done`
+    each one as it is finished.
     """
     options = options or ExportOptions()
     if workers < 1:
@@ -282,12 +289,15 @@ def export_dataset(
     records = {s: _read_marker(root, s, expected) or (finished or {}).get(s.name) for s in shards}
     complete = {s for s in shards if _is_complete(root, records[s])}
     if finished is not None and len(complete) == len(shards):
+        repair_card(root, read_manifest(root))
         return ExportResult(root, skipped=mine, manifest=root / MANIFEST_NAME)
     _claim(root, settings, expected, finished is not None)
     if finished is not None:
         _withdraw_manifest(root, records, complete, expected)
     result = ExportResult(root, skipped=[s for s in mine if s in complete])
     jobs = [ShardJob(str(root), settings, expected, s) for s in mine if s not in complete]
+    if on_plan is not None:
+        on_plan([job.shard for job in jobs])
     for shard in run_tasks(export_shard, jobs, workers):
         result.written.append(shard)
         if on_shard_done is not None:

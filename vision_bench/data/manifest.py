@@ -145,6 +145,7 @@ class _ManifestLayout(BaseModel):
     splits: dict[str, _SplitEntry]
     shards: dict[str, _ShardEntry]
     settings: dict[str, object]
+    documents: dict[str, _FileEntry] = Field(default_factory=dict)
 
 
 def shard_file_records(manifest: Mapping[str, Any]) -> dict[str, dict[str, FileRecord]]:
@@ -157,9 +158,16 @@ def shard_file_records(manifest: Mapping[str, Any]) -> dict[str, dict[str, FileR
     }
 
 
+def document_records(manifest: Mapping[str, Any]) -> dict[str, FileRecord]:
+    """Files that describe the export rather than hold samples (the `parquet` format's dataset card)."""
+    return {check_relative_path(name, "file name", MANIFEST_NAME): FileRecord.from_dict(record)
+            for name, record in manifest.get("documents", {}).items()}
+
+
 def file_records(manifest: Mapping[str, Any]) -> dict[str, FileRecord]:
-    """Every file of the export (relative path -> record), over all shards."""
-    return {name: record for files in shard_file_records(manifest).values() for name, record in files.items()}
+    """Every file of the export (relative path -> record): the shards' files and the documents."""
+    shard_files = {name: record for files in shard_file_records(manifest).values() for name, record in files.items()}
+    return {**shard_files, **document_records(manifest)}
 
 
 __all__ = [
@@ -170,6 +178,7 @@ __all__ = [
     "canonical_json",
     "digest_bytes",
     "digest_file",
+    "document_records",
     "file_records",
     "fingerprint",
     "library_versions",

@@ -1,12 +1,16 @@
 """`open_dataset`: one call from "where the data is" to a torch Dataset of one split.
 
 The source may be an export directory (its `manifest.json` names the format), a folder of image
-pairs made elsewhere (SVIB episodes or `*_input.png` / `*_target.png`), a task config (a YAML file
-or a `TaskConfig`) or a study id; the last two generate and render samples on the fly.
+pairs made elsewhere (SVIB episodes or `*_input.png` / `*_target.png`), a Hugging Face dataset
+(`hf://ID_OR_FOLDER`, or a local folder it recognises, see `hf_datasets`), WebDataset shards
+streamed from a pattern, URL or `pipe:` command (see `shard_stream`), a task config (a YAML file or
+a `TaskConfig`) or a study id; the last two generate and render samples on the fly.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from torch.utils.data import Dataset
@@ -15,12 +19,17 @@ from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.datasets import open_export
 from vision_bench.data.errors import DataError
+from vision_bench.data.hf_datasets import is_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
+from vision_bench.data.shard_stream import looks_like_shards
+from vision_bench.data.streaming import open_shard_stream
+from vision_bench.errors import UnknownNameError
 from vision_bench.tasks.config import TaskConfig
 
 _YAML_SUFFIXES = (".yaml", ".yml")
+_COLLAPSED_URL = re.compile(r"^(https?):/(?!/)")  # what pathlib makes of http://
 
 
 def open_dataset(
@@ -34,34 +43,65 @@ def open_dataset(
     n_val: int | None = None,
     n_test: int | None = None,
     seed: int | None = None,
+    columns: Mapping[str, str] | None = None,
+    splits: Mapping[str, str] | None = None,
 ) -> Dataset:
-    """The Dataset of `split` from an export, an image-pair folder, a config or a study id.
+    """The Dataset of `split` from an export, an image folder, a Hugging Face dataset, WebDataset
+    shards, a config or a study id.
 
-    `spec` defaults to the export's own spec (exports) or `RenderSpec()` (on the fly); `length`,
-    the counts and `seed` apply to on-the-fly sources only; `render_on="device"` leaves images to
-    `to_device_batch` on the training device.
+    `spec` defaults to the export's own spec (exports), the stored images' size (data made
+    elsewhere) or `RenderSpec()` (on the fly); `length`, the counts and `seed` apply to on-the-fly
+    sources only; `render_on="device"` leaves images to `to_device_batch` on the training device.
+    `columns` names the image columns / fields holding `input` and `target`, and `splits` maps our
+    split names to the source's (Hugging Face datasets and shards).
     """
     if isinstance(source, TaskConfig):
         config = sources.with_overrides(source, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
+    text = _COLLAPSED_URL.sub(r"\1://", str(source))
+    if is_hf_source(text):
+        return open_hf_dataset(text, split, splits=splits, columns=columns, spec=spec)
+    if looks_like_shards(text):
+        return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
     path = Path(source)
     if path.is_dir():
-        if (path / MANIFEST_NAME).is_file():
-            return open_export(path, split, spec, render_on=render_on)
-        folder = path / split if (path / split).is_dir() else path
-        if looks_like_svib(folder):
-            return open_svib(folder, split)
-        if any(folder.glob("*_input.*")):
-            return open_pair_folder(folder, split)
-        raise DataError(
-            f"{path}: not an export (no {MANIFEST_NAME}), nor SVIB episodes, nor *_input.png / *_target.png "
-            "pairs; finish the export (re-run it) or point at the data folder"
-        )
+        return _open_folder(path, split, spec, render_on=render_on, columns=columns, splits=splits)
     if path.suffix in _YAML_SUFFIXES:
         config = sources.load_config(config_path=path, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
-    else:
-        config = sources.load_config(str(source), n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
+        return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
+    try:
+        config = sources.load_config(text, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
+    except UnknownNameError:
+        if _names_a_study_family(text):
+            raise
+        raise DataError(f"{text}: no such file or folder, nor a study id; give an export folder, an image folder, "
+                        "hf://ID, a shard pattern (.tar), a task-config YAML file or a study id") from None
     return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
+
+
+def _open_folder(path: Path, split: str, spec: RenderSpec | None, *, render_on: str,
+                 columns: Mapping[str, str] | None, splits: Mapping[str, str] | None) -> Dataset:
+    """An export, SVIB episodes, `*_input.png` / `*_target.png` pairs or a Hugging Face dataset folder."""
+    if (path / MANIFEST_NAME).is_file():
+        return open_export(path, split, spec, render_on=render_on)
+    folder = path / split if (path / split).is_dir() else path
+    if looks_like_svib(folder):
+        return open_svib(folder, split)
+    if any(folder.glob("*_input.*")):
+        return open_pair_folder(folder, split)
+    if looks_like_hf_folder(path):
+        return open_hf_dataset(str(path), split, splits=splits, columns=columns, spec=spec)
+    raise DataError(
+        f"{path}: not an export (no {MANIFEST_NAME}), nor SVIB episodes, nor *_input.png / *_target.png "
+        "pairs, nor a Hugging Face dataset; finish the export (re-run it) or point at the data folder"
+    )
+
+
+def _names_a_study_family(name: str) -> bool:
+    """Does `name` start like a study id (`compgen/...`), so that a close match is the better help?"""
+    from vision_bench.tasks.studies import STUDIES
+
+    return name.split("/")[0] in {study.split("/")[0] for study in STUDIES.names()}
 
 
 __all__ = ["open_dataset"]

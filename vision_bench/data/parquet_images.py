@@ -88,6 +88,17 @@ def parquet_rows(path: Path) -> int:
         raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
 
 
+def parquet_schema(path: Path) -> pa.Schema:
+    """A Parquet file's schema, with its metadata, from the footer (no data read)."""
+    try:
+        with open(path, "rb") as handle:
+            return pq.read_schema(handle)
+    except (pa.ArrowException, OSError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
+
+
 def part_name(split: str, number: int, extension: str = "parquet") -> str:
     """`{split}/part-{number:05d}.{extension}`: the file of one shard in single-file-per-shard formats."""
     return f"{split}/part-{number:05d}.{extension}"
@@ -120,6 +131,7 @@ __all__ = [
     "image_feature_columns",
     "parquet_bytes",
     "parquet_rows",
+    "parquet_schema",
     "part_name",
     "read_parquet_table",
     "with_image_features",

@@ -1,13 +1,15 @@
 """What an evaluation reads: the render spec, the datasets of each split, the training sequences.
 
-Built from a run's `TrainConfig` (its on-the-fly study or export directory), optionally pointed
-at another export directory with `--data`; the run's render spec is kept, since the model was
-trained on those pixels and the object-aware metrics decode with it.
+Built from a run's `TrainConfig` (its on-the-fly study, export directory or data made elsewhere),
+optionally pointed at other data with `--data` (an export, an image folder, a Hugging Face dataset
+or WebDataset shards); the run's render spec is kept, since the model was trained on those pixels
+and the object-aware metrics decode with it.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,24 +94,22 @@ def study_data(
     )
 
 
-def export_data(path: str | Path, spec: Any, splits: tuple[str, ...]) -> EvaluationData:
-    """Datasets of an export directory (training sequences and counts from its manifest), or of a
-    folder of image pairs made elsewhere (SVIB episodes, `*_input.png` / `*_target.png`)."""
+def export_data(path: str | Path, spec: Any, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
+                split_names: Mapping[str, str] | None = None) -> EvaluationData:
+    """Datasets of an export directory (training sequences and counts from its manifest), or of data
+    made elsewhere: image-pair folders, Hugging Face datasets, WebDataset shards (see `external_data`)."""
     from vision_bench.data.manifest import MANIFEST_NAME, read_manifest
     from vision_bench.data.opening import open_dataset
     from vision_bench.tasks.config import TaskConfig
 
-    path = Path(path)
+    source = str(path)
+    if _is_remote_or_pattern(source):
+        return external_data(source, spec, splits, columns=columns, split_names=split_names)
+    path = Path(source)
     if not path.exists():
         raise ConfigError(f"dataset {path} does not exist; pass an export directory written by `vision-bench export`")
     if not (path / MANIFEST_NAME).is_file():
-        return EvaluationData(
-            spec=spec,
-            splits={split: open_dataset(str(path), split, spec=spec) for split in splits},
-            source={"path": str(path)},
-            notes=["image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"],
-            has_grids=False,
-        )
+        return external_data(source, spec, splits, columns=columns, split_names=split_names)
     manifest = read_manifest(path)
     counts = {split: int(entry.get("count", 0)) for split, entry in manifest["splits"].items()}
     missing = [split for split in splits if counts.get(split, 0) == 0]
@@ -128,13 +128,47 @@ def export_data(path: str | Path, spec: Any, splits: tuple[str, ...]) -> Evaluat
     )
 
 
+def external_data(source: str, spec: Any, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
+                  split_names: Mapping[str, str] | None = None) -> EvaluationData:
+    """Datasets of data made elsewhere: no task config, so no training sequences (stubbornness) and no
+    canvas; grids only where the samples carry this project's metadata. `mean_target` averages the
+    training split of a Hugging Face dataset that has one (image folders and streamed shards have
+    none it could tell from the evaluated pairs)."""
+    from vision_bench.data.errors import DataError
+    from vision_bench.data.hf_datasets import HFImageDataset
+    from vision_bench.data.opening import open_dataset
+
+    options = {"spec": spec, "columns": columns, "splits": split_names}
+    datasets = {split: open_dataset(source, split, **options) for split in splits}
+    has_grids = all(getattr(dataset, "has_grids", False) for dataset in datasets.values())
+    train = None
+    if all(isinstance(dataset, HFImageDataset) for dataset in datasets.values()):
+        try:
+            train = open_dataset(source, "train", **options)
+        except DataError:  # no training split
+            train = None
+    notes = [] if has_grids else [
+        "image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"]
+    return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": source}, notes=notes,
+                          has_grids=has_grids)
+
+
+def _is_remote_or_pattern(source: str) -> bool:
+    """A Hub id, URL, command or shard pattern: opened by `open_dataset`, not checked as a path here."""
+    from vision_bench.data.hf_datasets import is_hf_source
+    from vision_bench.data.shard_stream import looks_like_shards
+
+    return is_hf_source(source) or looks_like_shards(source) or source.startswith(("http:/", "https:/"))
+
+
 def run_data(
     config: Any, spec: Any, splits: tuple[str, ...], *, data: str | Path | None, n_test: int | None
 ) -> EvaluationData:
     """The evaluation data of a training run (`TrainConfig`), or of `data` when given."""
-    if data is not None:
-        return export_data(data, spec, splits)
     dataset = config.dataset
+    options = {"columns": dataset.columns, "split_names": dataset.splits}
+    if data is not None:
+        return export_data(data, spec, splits, **options)
     if dataset.study is not None:
         return study_data(dataset.study, spec, splits, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
-    return export_data(dataset.path, spec, splits)
+    return export_data(dataset.path, spec, splits, **options)

@@ -12,9 +12,8 @@ other than images (svib:oracle reads the padded input grids) says so with `batch
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -22,6 +21,9 @@ from torch import nn
 from vision_bench.errors import ConfigError
 from vision_bench.models.conditioning import check_task_code
 from vision_bench.models.heads import PaletteHead, RgbHead
+
+if TYPE_CHECKING:
+    from vision_bench.models.encoders import TimmBackbone
 
 
 def batch_tensor(batch: Mapping[str, Any], key: str, model_name: str) -> torch.Tensor:
@@ -55,6 +57,10 @@ class ImageToImageModel(nn.Module, ABC):
     def details(self) -> dict[str, Any]:
         """Family-specific entries of `describe()`."""
         return {}
+
+    def timm_backbone(self) -> TimmBackbone | None:
+        """The timm encoder's weights as a plain timm state dict; None for models without a timm encoder."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {

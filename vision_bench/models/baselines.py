@@ -21,8 +21,8 @@ from vision_bench.models.options import SharedOptions, reject_options
 
 
 def _no_weights(shared: SharedOptions, name: str) -> None:
-    if shared.pretrained_file is not None:
-        raise ConfigError(f"{name} is a baseline without weights; remove pretrained_file")
+    if shared.has_weights:
+        raise ConfigError(f"{name} is a baseline without weights; remove pretrained and pretrained_file")
 
 
 class CopyInputModel(ImageToImageModel):

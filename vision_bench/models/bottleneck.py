@@ -20,7 +20,7 @@ from torch import nn
 from vision_bench.models.base import TrainableModel
 from vision_bench.models.blocks import conv_block, halvings, width_at
 from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
-from vision_bench.models.encoders import CnnEncoder
+from vision_bench.models.encoders import FeatureEncoder, TimmBackbone
 from vision_bench.models.heads import build_head
 from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
 
@@ -72,8 +72,9 @@ class BottleneckModel(TrainableModel):
         )
         self.latent_dim = positive_int(latent_dim, "latent_dim")
         self.decoder_width = positive_int(decoder_width, "decoder_width")
-        self.encoder = CnnEncoder(
-            backbone, image_size=shared.image_size, pretrained_file=shared.pretrained_file, **backbone_options
+        self.encoder = FeatureEncoder(
+            backbone, family="bottleneck", image_size=shared.image_size, pretrained=shared.pretrained,
+            pretrained_file=shared.pretrained_file, **backbone_options,
         )
         deepest = self.encoder.channels[-1]
         self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, [deepest])
@@ -92,6 +93,9 @@ class BottleneckModel(TrainableModel):
 
     def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.decoder(self.encode(images, task_code), self.image_size)
+
+    def timm_backbone(self) -> TimmBackbone:
+        return self.encoder.timm_backbone()
 
     def details(self) -> dict[str, Any]:
         return {**super().details(), "latent_dim": self.latent_dim, "decoder_width": self.decoder_width}

@@ -2,7 +2,8 @@
 
 The training engine passes one options dict to whichever model a config names, so every family
 (baselines included) accepts these. A family ignores the ones that do not concern it (a baseline
-draws no palette), except `pretrained_file`, which baselines refuse rather than silently skip.
+draws no palette), except the weight sources `pretrained` and `pretrained_file`, which baselines
+and SVIB's presets refuse rather than silently skip.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from vision_bench.errors import ConfigError
 
 @dataclass(frozen=True)
 class SharedOptions:
-    """Image size, output head and loss, task conditioning, weights file, render spec.
+    """Image size, output head and loss, task conditioning, starting weights, render spec.
 
     `task_conditioning` None is the model's default: off, except for svib:oracle, which reads the
     task code unless told false.
@@ -28,11 +29,19 @@ class SharedOptions:
     palette_colors: Any = None
     background_weight: float = 0.2
     task_conditioning: bool | int | None = None
+    pretrained: bool = False
     pretrained_file: str | Path | None = None
     render_spec: Any = None
 
     def __post_init__(self) -> None:
         positive_int(self.image_size, "image_size")
+        if not isinstance(self.pretrained, bool):
+            raise ConfigError(f"pretrained must be true or false, got {self.pretrained!r}")
+
+    @property
+    def has_weights(self) -> bool:
+        """True when the options name starting weights (timm's pretrained ones or a file)."""
+        return self.pretrained or self.pretrained_file is not None
 
 
 SHARED_OPTION_NAMES = frozenset(field.name for field in fields(SharedOptions))

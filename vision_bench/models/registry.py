@@ -49,12 +49,14 @@ MODELS: Registry[ModelFamily] = Registry("model")
 MODELS.add(
     "unet",
     ModelFamily("unet:<timm cnn>", _network(UNetModel), "resnet18"),
-    "a timm CNN encoder (features_only) and a U-Net decoder with skip connections back to full resolution",
+    "a timm CNN (or hierarchical transformer: swin, ...) feature encoder and a U-Net decoder with skip "
+    "connections back to full resolution",
 )
 MODELS.add(
     "bottleneck",
     ModelFamily("bottleneck:<timm cnn>", _network(BottleneckModel), "resnet18"),
-    "a timm CNN encoder squeezed to one vector (latent_dim), upsampled back by convolutions without skips",
+    "a timm CNN (or hierarchical transformer) encoder squeezed to one vector (latent_dim), upsampled back by "
+    "convolutions without skips",
 )
 MODELS.add(
     "vit",
@@ -102,7 +104,8 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     Shared options: image_size=128, head='rgb'|'palette', loss='mse'|'l1'|'lpips' or a weighted sum such
     as 'mse+0.1*lpips' (rgb), palette_colors
     ((10, 3) uint8, palette head), background_weight=0.2, task_conditioning=None (off, except for
-    svib:oracle; True or a vocabulary size), pretrained_file=None (local weights), render_spec
+    svib:oracle; True or a vocabulary size), pretrained=False (timm's pretrained weights, from the Hugging
+    Face cache), pretrained_file=None (local weights), render_spec
     (ground_truth). Family options: decoder_width (unet, bottleneck), latent_dim (bottleneck),
     decoder / decoder_depth / patch_size (vit), grid_size (svib:oracle); anything else goes to
     timm.create_model.

@@ -258,8 +258,10 @@ def create_svib_model(preset: str, shared: SharedOptions, **options: Any) -> Svi
     """The SVIB baseline `preset` (one of `PRESETS`) with SVIB's settings."""
     if preset not in PRESETS:
         raise UnknownNameError(unknown_name_message("svib preset", preset, PRESETS))
-    if shared.pretrained_file is not None:
-        raise ConfigError(f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained_file")
+    if shared.has_weights:
+        raise ConfigError(
+            f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
+        )
     if preset == "oracle":
         return SvibOracleModel(shared, **options)
     hint = "it keeps SVIB's settings (for other sizes use vit:<timm vit> with decoder='transformer')"

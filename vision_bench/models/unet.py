@@ -1,4 +1,5 @@
-"""`unet:<timm cnn>`: a timm feature encoder and a U-Net decoder with skips back to full resolution.
+"""`unet:<timm cnn>`: a timm feature encoder (a CNN, or a hierarchical transformer such as swin) and a U-Net
+decoder with skips back to full resolution.
 
 The decoder walks the encoder's feature maps from deep to shallow (upsample, concatenate the skip,
 two convolutions), then upsamples by 2 until full resolution, where the input image itself is the
@@ -17,7 +18,7 @@ from torch import nn
 from vision_bench.models.base import TrainableModel
 from vision_bench.models.blocks import conv_block, halvings, width_at
 from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
-from vision_bench.models.encoders import CnnEncoder
+from vision_bench.models.encoders import FeatureEncoder, TimmBackbone
 from vision_bench.models.heads import build_head
 from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
 
@@ -68,8 +69,9 @@ class UNetModel(TrainableModel):
             pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
             task_vocab_size=resolve_vocab_size(shared.task_conditioning),
         )
-        self.encoder = CnnEncoder(
-            backbone, image_size=shared.image_size, pretrained_file=shared.pretrained_file, **backbone_options
+        self.encoder = FeatureEncoder(
+            backbone, family="unet", image_size=shared.image_size, pretrained=shared.pretrained,
+            pretrained_file=shared.pretrained_file, **backbone_options,
         )
         self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, self.encoder.channels)
         self.decoder_width = positive_int(decoder_width, "decoder_width")
@@ -82,6 +84,9 @@ class UNetModel(TrainableModel):
         if self.film is not None:
             features = self.film(features, task_code)
         return self.decoder(features, images)
+
+    def timm_backbone(self) -> TimmBackbone:
+        return self.encoder.timm_backbone()
 
     def details(self) -> dict[str, Any]:
         return {**super().details(), "strides": self.encoder.reductions, "decoder_width": self.decoder_width}

@@ -21,7 +21,13 @@ from torch import nn
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import TrainableModel
 from vision_bench.models.conditioning import TaskCodeEmbedding, resolve_vocab_size
-from vision_bench.models.encoders import create_timm_model
+from vision_bench.models.encoders import (
+    TimmBackbone,
+    TimmOptionError,
+    create_timm_model,
+    plain_timm_backbone,
+    timm_weights,
+)
 from vision_bench.models.heads import build_head
 from vision_bench.models.options import SharedOptions, positive_int
 from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, unpatchify
@@ -44,7 +50,8 @@ class TokenDecoder(nn.Module):
         return unpatchify(self.project(tokens), self.grid_size, self.patch_size, self.out_channels)
 
 
-def _build_vit(backbone: str, shared: SharedOptions, options: dict[str, Any]) -> VisionTransformer:
+def _timm_options(shared: SharedOptions, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments for timm: the options set, img_size = image_size, no classifier."""
     if "img_size" in options:
         raise ConfigError("set the image size with image_size, not img_size (the model passes it to timm)")
     patch_size = options.get("patch_size")
@@ -53,13 +60,15 @@ def _build_vit(backbone: str, shared: SharedOptions, options: dict[str, Any]) ->
             f"image_size={shared.image_size} is not a multiple of patch_size={patch_size}; "
             "use a patch size that divides it (8 or 16 for 128)"
         )
-    options = {k: v for k, v in options.items() if v is not None}
+    return {**{k: v for k, v in options.items() if v is not None}, "num_classes": 0, "img_size": shared.image_size}
+
+
+def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any]) -> VisionTransformer:
+    weights = timm_weights(backbone, shared.pretrained, shared.pretrained_file)
     try:
-        encoder = create_timm_model(
-            backbone, pretrained_file=shared.pretrained_file, num_classes=0, img_size=shared.image_size, **options
-        )
-    except ConfigError as error:
-        if "img_size" not in str(error):
+        encoder = create_timm_model(backbone, weights=weights, **timm_options)
+    except TimmOptionError as error:
+        if error.option != "img_size":
             raise
         encoder = None
     if not isinstance(encoder, VisionTransformer):
@@ -94,7 +103,9 @@ class ViTModel(TrainableModel):
             pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
             task_vocab_size=resolve_vocab_size(shared.task_conditioning),
         )
-        self.encoder = _build_vit(backbone, shared, backbone_options)
+        self.timm_name = backbone
+        self.timm_kwargs = _timm_options(shared, backbone_options)
+        self.encoder = _build_vit(backbone, shared, self.timm_kwargs)
         patch_height, patch_width = self.encoder.patch_embed.patch_size
         if patch_height != patch_width or shared.image_size % patch_height:
             raise ConfigError(
@@ -123,6 +134,9 @@ class ViTModel(TrainableModel):
             prefix += task_code.shape[1]
         x = vit.fc_norm(vit.norm(vit.blocks(vit.norm_pre(x))))  # one of the two norms is Identity
         return self.decoder(x[:, prefix:])
+
+    def timm_backbone(self) -> TimmBackbone:
+        return plain_timm_backbone(self.timm_name, self.timm_kwargs, self.encoder.state_dict())
 
     def details(self) -> dict[str, Any]:
         details = {**super().details(), "patch_size": self.patch_size, "decoder": self.decoder_kind}

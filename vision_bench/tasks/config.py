@@ -198,7 +198,7 @@ class TaskConfig(BaseModel):
     def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TaskConfig:
         """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        return cls.from_dict(read_yaml(path, overrides), source=str(path))
+        return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""

@@ -23,6 +23,8 @@ from torch import nn
 from vision_bench.errors import UserError
 from vision_bench.train.config import TrainConfig, differing_keys
 
+STARTING_WEIGHT_OPTIONS = ("pretrained", "pretrained_file")  # model options the trained weights replace
+
 CHECKPOINT_FORMAT = "vision-bench-checkpoint"
 CHECKPOINT_VERSION = 1
 REQUIRED_KEYS = ("config", "config_hash", "model", "optimizer", "scheduler", "scaler", "rng", "epoch", "step")
@@ -145,19 +147,23 @@ def resume_payload(path: Path, config: TrainConfig) -> dict[str, Any]:
 
 
 def load_model_state(model: nn.Module, state: dict[str, torch.Tensor], path: str | Path) -> None:
-    """Load weights, turning a shape or key mismatch into one clear error."""
-    try:
-        model.load_state_dict(state)
-    except RuntimeError as error:
-        if RETIRED_VIT_DECODER_KEY in state:
-            raise CheckpointError(
-                f"{path}: this checkpoint predates SVIB's patch-transformer decoder: its vit: decoder: transformer "
-                "weights are for the old timm-block decoder, which vision-bench no longer builds; retrain the model, "
-                "or load it with the vision-bench commit that trained it"
-            ) from None
+    """Load weights, refusing a key or shape mismatch with one line naming the first keys that differ."""
+    from vision_bench.models.state_check import compare_state
+
+    mismatch = compare_state(model.state_dict(), state)
+    if mismatch and RETIRED_VIT_DECODER_KEY in state:
         raise CheckpointError(
-            f"{path}: the weights do not fit the model built from its config ({_first_line(error)})"
-        ) from None
+            f"{path}: this checkpoint predates SVIB's patch-transformer decoder: its vit: decoder: transformer "
+            "weights are for the old timm-block decoder, which vision-bench no longer builds; retrain the model, "
+            "or load it with the vision-bench commit that trained it"
+        )
+    if mismatch:
+        raise CheckpointError(
+            f"{path}: the weights do not fit the model built from its config: {mismatch.describe()}; the "
+            "checkpoint was written for another version of this model: load it with the vision-bench that wrote it, "
+            "or retrain"
+        )
+    model.load_state_dict(state)
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> LoadedCheckpoint:
@@ -166,9 +172,16 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Loa
 
     payload = read_checkpoint(path)
     config = config_of(payload, path)
-    model = build_model(config, resolve_spec(config))
+    model = build_model(_without_starting_weights(config), resolve_spec(config))
     load_model_state(model, payload["model"], path)
     return LoadedCheckpoint(model.to(device).eval(), config, payload)
+
+
+def _without_starting_weights(config: TrainConfig) -> TrainConfig:
+    """`config` without the options that name starting weights (`pretrained`, `pretrained_file`): the
+    checkpoint overwrites them, so rebuilding a trained model needs neither the hub cache nor the file."""
+    options = {key: value for key, value in config.model.options.items() if key not in STARTING_WEIGHT_OPTIONS}
+    return config.replace(model=config.model.model_copy(update={"options": options}))
 
 
 def _first_line(error: BaseException) -> str:

@@ -7,22 +7,24 @@ also checks that they fit together (image size, palette) before any step is take
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, Subset
+from torch.utils.data import DataLoader, Dataset, IterableDataset, Subset
 
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.train.config import TrainConfig
 from vision_bench.train.device import Runtime
-from vision_bench.train.distributed import EpochSampler
+from vision_bench.train.distributed import DistributedContext, EpochSampler
 
 TRAIN_SPLIT = "train"
+PREFETCH_BATCHES = 2
+"""Batches each DataLoader worker prepares ahead (torch's `prefetch_factor`)."""
 
 
 def resolve_spec(config: TrainConfig) -> RenderSpec:
@@ -41,7 +43,8 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
 
     Generated data and `grids` exports carry grids only and are drawn on the training device;
     image exports keep their stored pixels (JPEG artefacts included). An export's own spec applies
-    unless `dataset.spec` names another (grids only).
+    unless `dataset.spec` names another (grids only); data made elsewhere (Hugging Face datasets,
+    streamed shards) brings its images' size.
     """
     from vision_bench.data import open_dataset
 
@@ -51,6 +54,7 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
     if dataset.path is not None:
         source: Any = dataset.path
         render_on = "device" if _export_format(dataset.path) == "grids" else "cpu"
+        counts = {"columns": dataset.columns, "splits": dataset.splits}
     else:
         source = dataset.study if dataset.study is not None else _task_config(dataset.task)
         render_on = "device"
@@ -142,36 +146,110 @@ class DeviceFeed:
         return batch
 
 
-def train_loader(
-    dataset: Dataset, sampler: EpochSampler, *, num_workers: int, seed: int, epoch: int, pin_memory: bool
-) -> DataLoader:
-    """The loader of one epoch; its own seeded generator keeps the global RNG untouched."""
+def training_order(
+    dataset: Dataset, *, batch_per_rank: int, seed: int, context: DistributedContext,
+    shuffle_buffer: int | None, max_steps: int | None,
+) -> tuple[Any, int]:
+    """What orders the training samples, and the steps of one epoch.
+
+    An indexable dataset gets an `EpochSampler`; streamed shards order themselves (shuffle buffer,
+    batches shared by the workers) and, when their length is unknown, make the whole run one epoch
+    of `max_steps`. Both have `set_position(epoch, start_batch)`, which `TrainLoader` calls.
+    """
+    if isinstance(dataset, IterableDataset):
+        from vision_bench.data.streaming import DEFAULT_SHUFFLE_BUFFER
+
+        buffer = DEFAULT_SHUFFLE_BUFFER if shuffle_buffer is None else shuffle_buffer
+        dataset.train_order(batch_size=batch_per_rank, seed=seed, shuffle_buffer=buffer, rank=context.rank,
+                            world_size=context.world_size)
+        order: Any = dataset
+        steps = dataset.batches_per_epoch
+        if steps is None:
+            if max_steps is None:
+                raise ConfigError(
+                    f"dataset.path {dataset.pattern}: its length is unknown (shards read from URLs or commands are "
+                    "not counted); set training.max_steps"
+                )
+            steps = max_steps
+    else:
+        order = EpochSampler(dataset, batch_per_rank=batch_per_rank, seed=seed, context=context)
+        steps = order.batches_per_epoch
+    if steps == 0:
+        raise ConfigError(
+            f"training.batch_size {batch_per_rank * context.world_size} is larger than the {len(dataset)} training "
+            "samples (per process, for streamed shards); lower it or add training samples"
+        )
+    return order, steps
+
+
+class TrainLoader:
+    """The training DataLoader, built once per run and iterated once per epoch.
+
+    Its worker processes persist from epoch to epoch. The order stays a pure function of (seed,
+    epoch): `epoch()` sets the sampler's (or the stream's) position before the loader is iterated,
+    which is where a persistent loader reads it (sampling happens in this process; a stream's
+    position is in shared memory). The loader's own generator, re-seeded per epoch, seeds the
+    workers and keeps the global RNG untouched.
+    """
+
+    def __init__(self, dataset: Dataset, order: Any, *, batch_size: int, num_workers: int, seed: int,
+                 pin_memory: bool) -> None:
+        from vision_bench.data.collate import collate
+
+        self.order = order
+        self.seed = seed
+        self.generator = torch.Generator()
+        self.loader = DataLoader(
+            dataset,
+            batch_size=batch_size,
+            sampler=None if isinstance(dataset, IterableDataset) else order,
+            drop_last=True,
+            collate_fn=collate,
+            generator=self.generator,
+            **worker_options(num_workers, pin_memory),
+        )
+
+    def epoch(self, epoch: int, start_batch: int = 0) -> Iterator[dict[str, Any]]:
+        """The batches of `epoch` from its batch `start_batch` on."""
+        self.order.set_position(epoch, start_batch)
+        self.generator.manual_seed(self.seed * 1_000_003 + epoch)
+        return iter(self.loader)
+
+
+def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = True) -> dict[str, Any]:
+    """DataLoader settings for `num_workers` processes: kept alive between passes, prefetching."""
+    options: dict[str, Any] = {"num_workers": num_workers, "pin_memory": pin_memory}
+    if num_workers > 0:
+        options.update(persistent_workers=persistent, prefetch_factor=PREFETCH_BATCHES)
+    return options
+
+
+def eval_loader(dataset: Dataset, indices: Iterable[int] | None = None, *, batch_size: int, num_workers: int,
+                pin_memory: bool = False, persistent: bool = False) -> DataLoader:
+    """Samples `indices` in order (None: every sample; streamed shards: their first len(indices)),
+    last batch kept; `persistent` keeps the workers for the next pass."""
     from vision_bench.data.collate import collate
+    from vision_bench.data.streaming import StreamHead
 
+    if isinstance(dataset, IterableDataset):
+        source: Dataset = dataset if indices is None else StreamHead(dataset, len(list(indices)))
+    else:
+        source = dataset if indices is None else Subset(dataset, list(indices))
     return DataLoader(
-        dataset,
-        batch_size=sampler.batch_per_rank,
-        sampler=sampler,
-        drop_last=True,
-        collate_fn=collate,
-        num_workers=num_workers,
-        pin_memory=pin_memory,
-        generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch),
-    )
-
-
-def eval_loader(dataset: Dataset, indices: Iterable[int], *, batch_size: int, num_workers: int) -> DataLoader:
-    """Samples `indices` in order, last batch kept."""
-    from vision_bench.data.collate import collate
-
-    return DataLoader(
-        Subset(dataset, list(indices)),
+        source,
         batch_size=batch_size,
         shuffle=False,
         collate_fn=collate,
-        num_workers=num_workers,
         generator=torch.Generator().manual_seed(0),
+        **worker_options(num_workers, pin_memory, persistent=persistent),
     )
+
+
+def check_first_sample(dataset: Dataset) -> None:
+    """Read one sample, so that a data error shows up before anything is written (streamed shards
+    read theirs when they were opened)."""
+    if not isinstance(dataset, IterableDataset) and len(dataset):
+        dataset[0]
 
 
 def grid_exact_match(prediction: torch.Tensor, batch: Mapping[str, Any], spec: RenderSpec) -> torch.Tensor | None:

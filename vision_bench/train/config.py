@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from vision_bench.config_files import read_yaml, validate_mapping
 
@@ -31,7 +31,15 @@ class _Section(BaseModel):
 
 class DatasetConfig(_Section):
     """Where samples come from: a study id or an inline generation config (both generated on the fly,
-    sized by `n_train` / `n_val`), or an export directory (`path`); `spec` says how grids are drawn."""
+    sized by `n_train` / `n_val`), or data on disk or online (`path`: an export directory, an image
+    folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, an http(s)
+    URL or `pipe:COMMAND`); `spec` says how grids are drawn.
+
+    For data made elsewhere, `columns` names the image columns (or shard fields) of `input` and
+    `target`, `splits` maps our split names to the source's (`{val_id: validation}`), and
+    `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000). Left unset,
+    these three are not written out, so configs and checkpoints without them keep their hash.
+    """
 
     study: str | None = None
     task: dict[str, Any] | None = None
@@ -40,17 +48,31 @@ class DatasetConfig(_Section):
     n_val: int | None = Field(default=None, ge=1)
     spec: dict[str, Any] = Field(default_factory=dict)
     val_splits: tuple[Literal["val_id", "val_ood"], ...] = VALIDATION_SPLITS
+    columns: dict[Literal["input", "target"], str] | None = None
+    splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
+    shuffle_buffer: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
         if sum(source is not None for source in (self.study, self.task, self.path)) != 1:
             raise ValueError(
                 "give exactly one of dataset.study (a study id), dataset.task (a generation config) "
-                "or dataset.path (an export directory)"
+                "or dataset.path (an export directory, image folder, hf://ID or shard pattern)"
             )
         if self.path is not None and (self.n_train is not None or self.n_val is not None):
             raise ValueError("dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts")
+        unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
+        if self.path is None and unused:
+            raise ValueError(f"dataset.{unused[0]} applies to data given by dataset.path; generated data has none")
         return self
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_source_options(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
+
+
+_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer")
 
 
 class ModelConfig(_Section):
@@ -149,7 +171,7 @@ class TrainConfig(_Section):
     def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
         """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
-        return cls.from_dict(read_yaml(path, overrides), source=str(path))
+        return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -8,6 +8,7 @@ batch k of an epoch holds the same samples whatever the number of processes.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import Dataset, DistributedSampler
+
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -93,14 +97,37 @@ def loss_module(model: nn.Module, context: DistributedContext, device: torch.dev
     """`module(batch) -> loss`; wrapped in DistributedDataParallel when the job has several processes.
 
     On CUDA, batch norm layers become SyncBatchNorm (statistics over the global batch, as one
-    process would compute them) unless `sync_batchnorm` is off; gloo on CPU cannot sync them.
+    process would compute them) unless `sync_batchnorm` is off; gloo on CPU cannot sync them, and
+    rank 0 logs one warning that the run then differs from a single process.
     """
     module: nn.Module = _LossModule(model)
     if not context.enabled:
         return module
+    caveat = batchnorm_caveat(model, device, sync_batchnorm, context.world_size)
+    if caveat is not None and context.is_main:
+        logger.warning(caveat)
     if device.type == "cuda" and sync_batchnorm:
         nn.SyncBatchNorm.convert_sync_batchnorm(model)
     return DistributedDataParallel(module, device_ids=[device] if device.type == "cuda" else None)
+
+
+def batchnorm_caveat(model: nn.Module, device: torch.device, sync_batchnorm: bool, world_size: int) -> str | None:
+    """Why a data-parallel run of `model` will not match one process, or None when it will.
+
+    Batch norm normalises with the statistics of the batch it sees: unsynchronised, each process
+    sees only its share of the global batch, so losses and weights drift from a single process.
+    """
+    if world_size <= 1 or not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        return None
+    if device.type == "cuda" and sync_batchnorm:
+        return None
+    why = "runtime.sync_batchnorm is off" if device.type == "cuda" else f"they cannot be synchronised on {device.type}"
+    return (
+        f"this model has BatchNorm layers and {why}: each of the {world_size} processes normalises with the "
+        "statistics of its own share of the batch, so results differ from one process; for matching results "
+        "train on CUDA with runtime.sync_batchnorm: true, use a model without BatchNorm (vit:..., svib:...), "
+        "or run one process"
+    )
 
 
 class EpochSampler(DistributedSampler):

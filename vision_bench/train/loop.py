@@ -9,6 +9,7 @@ epoch, so a resumed run repeats the uninterrupted one exactly on CPU.
 
 from __future__ import annotations
 
+import logging
 import random
 import shutil
 import time
@@ -22,6 +23,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from vision_bench.data.atomic import atomic_write_text
+from vision_bench.data.errors import DataError
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.train import components
 from vision_bench.train.checkpoint import (
@@ -35,7 +37,6 @@ from vision_bench.train.config import SELECTION_METRICS, TrainConfig
 from vision_bench.train.device import Runtime, autocast, prepare_model, resolve_runtime
 from vision_bench.train.distributed import (
     DistributedContext,
-    EpochSampler,
     all_reduce_sum,
     barrier,
     context_from_environment,
@@ -43,12 +44,28 @@ from vision_bench.train.distributed import (
     start_process_group,
     stop_process_group,
 )
-from vision_bench.train.logging import METRICS_FILE, TENSORBOARD_DIR, RunLogger, read_records
+from vision_bench.train.environment import (
+    ENVIRONMENT_FILE,
+    describe_environment,
+    write_environment,
+)
+from vision_bench.train.logging import (
+    LOG_FILE,
+    METRICS_CSV,
+    METRICS_FILE,
+    TENSORBOARD_DIR,
+    RunLogger,
+    messages_above_progress_bar,
+    read_records,
+)
 from vision_bench.train.schedule import build_scheduler
-from vision_bench.train.validate import validate
+from vision_bench.train.validate import validate, validation_loaders
 
 CHECKPOINT_DIR = "checkpoints"
 CONFIG_FILE = "config.yaml"
+SAMPLE_IMAGES = 4  # validation samples per split in each TensorBoard image
+
+logger = logging.getLogger(__name__)
 
 
 class TrainingDivergedError(UserError):
@@ -67,6 +84,12 @@ class TrainResult:
     step: int = 0
     finished: bool = True
     notes: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line: the steps trained, where, the best checkpoint and the last validation."""
+        metrics = ", ".join(f"{key} {value:.4g}" for key, value in sorted(self.final_metrics.items()))
+        best = self.best_checkpoint if self.best_checkpoint is not None else "none"
+        return f"trained {self.step} steps into {self.run_dir}; best checkpoint {best}; {metrics}"
 
 
 def train(
@@ -118,18 +141,21 @@ class _Run:
         self.trainable = bool(getattr(self.model, "trainable", True))
         self.trainable_parameters = [p for p in self.model.parameters() if p.requires_grad]
         training = self.config.training
-        self.sampler = EpochSampler(
-            self.datasets["train"],
-            batch_per_rank=training.batch_size // context.world_size,
-            seed=self.config.seed,
-            context=context,
+        batch_per_rank = training.batch_size // context.world_size
+        order, self.steps_per_epoch = components.training_order(
+            self.datasets["train"], batch_per_rank=batch_per_rank, seed=self.config.seed, context=context,
+            shuffle_buffer=self.config.dataset.shuffle_buffer, max_steps=training.max_steps,
         )
-        self.steps_per_epoch = self.sampler.batches_per_epoch
-        if self.steps_per_epoch == 0:
-            raise ConfigError(
-                f"training.batch_size {training.batch_size} is larger than the "
-                f"{len(self.datasets['train'])} training samples; lower it or add training samples"
-            )
+        # the loaders are built once per run; their workers (runtime.num_workers) live until it ends
+        pin_memory = runtime.device.type == "cuda"
+        self.train_loader = components.TrainLoader(
+            self.datasets["train"], order, batch_size=batch_per_rank, num_workers=self.config.runtime.num_workers,
+            seed=self.config.seed, pin_memory=pin_memory,
+        )
+        self.val_loaders = validation_loaders(
+            {split: self.datasets[split] for split in self.config.dataset.val_splits}, context=context,
+            batch_size=training.eval_batch_size, num_workers=self.config.runtime.num_workers, pin_memory=pin_memory,
+        )
         # max_steps, when set, replaces epochs as the length of the run
         self.total_steps = (training.max_steps or training.epochs * self.steps_per_epoch) if self.trainable else 0
         self.optimizer = self._optimizer() if self.trainable else None
@@ -148,6 +174,7 @@ class _Run:
         self.last_metrics: dict[str, float] = {}
         self.history: list[dict[str, Any]] = []
         self._logged_step, self._logged_time = 0, time.perf_counter()  # throughput since the last step log
+        self._session_start = time.perf_counter()  # for the elapsed time of the epoch lines
 
     def _optimizer(self) -> torch.optim.AdamW:
         settings = self.config.optimizer
@@ -177,8 +204,7 @@ class _Run:
                     f"{self.run_dir} already holds a training run; pass --resume to continue it or choose another --out"
                 )
             for dataset in self.datasets.values():  # a data error shows up here, before the first write
-                if len(dataset):
-                    dataset[0]
+                components.check_first_sample(dataset)
             if self.context.is_main:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
@@ -247,7 +273,7 @@ class _Run:
     def _remove_failed_start(self) -> None:
         """A run that failed before its first step leaves no folder: only the files it wrote go, and the
         folder only if nothing else is left in it (a later failure keeps its logs)."""
-        for name in (CONFIG_FILE, METRICS_FILE):
+        for name in (CONFIG_FILE, METRICS_FILE, METRICS_CSV, LOG_FILE, ENVIRONMENT_FILE):
             path = self.run_dir / name
             if path.is_file() and not path.is_symlink():
                 path.unlink()
@@ -258,36 +284,46 @@ class _Run:
             pass
 
     def _execute(self, payload: dict[str, Any] | None, resume: bool, stop_at_step: int | None) -> TrainResult:
-        logger = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=self.step if resume else None)
-        if self.runtime.notes:
-            logger.log({"kind": "note", "step": self.step, "notes": list(self.runtime.notes)})
+        resume_step = self.step if resume else None
+        run_log = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=resume_step)
+        self._session_start = time.perf_counter()
         try:
+            if self.context.is_main:
+                write_environment(self.run_dir, describe_environment(
+                    device=self.runtime.device, world_size=self.context.world_size, seed=self.config.seed,
+                    resumed_from_step=resume_step,
+                ))
+            if self.runtime.notes:
+                run_log.notes(self.step, self.runtime.notes)
             if not self.trainable and payload is None:
                 self._fit_baseline()
-            finished = self._train(logger, stop_at_step)
+            with messages_above_progress_bar(self.show_progress):
+                finished = self._train(run_log, stop_at_step)
             if finished and self.validated_step != self.step:
-                self._validate_and_save(logger)
+                self._validate_and_save(run_log)
+            barrier(self.context)
+            result = TrainResult(
+                run_dir=self.run_dir,
+                best_checkpoint=self.best_path if self.best_path.exists() else None,
+                last_checkpoint=self.last_path,
+                final_metrics=dict(self.last_metrics),
+                history=list(self.history),
+                step=self.step,
+                finished=finished,
+                notes=self.runtime.notes,
+            )
+            run_log.write_log_line(result.summary())  # the caller prints it; train.log keeps it
         finally:
-            logger.close()
-        barrier(self.context)
-        return TrainResult(
-            run_dir=self.run_dir,
-            best_checkpoint=self.best_path if self.best_path.exists() else None,
-            last_checkpoint=self.last_path,
-            final_metrics=dict(self.last_metrics),
-            history=list(self.history),
-            step=self.step,
-            finished=finished,
-            notes=self.runtime.notes,
-        )
+            run_log.close()
+        return result
 
     def _fit_baseline(self) -> None:
         """Baselines without parameters to train may still fit statistics (e.g. the mean target)."""
         fit = getattr(self.model, "fit", None)
         if callable(fit):
             loader = components.eval_loader(
-                self.datasets["train"], range(len(self.datasets["train"])),
-                batch_size=self.config.training.batch_size, num_workers=self.config.runtime.num_workers,
+                self.datasets["train"], batch_size=self.config.training.batch_size,
+                num_workers=self.config.runtime.num_workers,
             )
             fit(self.feed(batch) for batch in loader)
 
@@ -301,8 +337,8 @@ class _Run:
         try:
             while self.step < self.total_steps:
                 epoch, start_batch = divmod(self.step, self.steps_per_epoch)
-                self.sampler.set_position(epoch, start_batch)
-                for batch in self._train_loader(epoch):
+                step_before = self.step
+                for batch in self.train_loader.epoch(epoch, start_batch):
                     lr = self.optimizer.param_groups[0]["lr"]
                     loss, grad_norm = self._optimizer_step(step_module, self.feed(batch))
                     self.step += 1
@@ -316,6 +352,11 @@ class _Run:
                         if self.saved_step != self.step:
                             self._save(best=False)
                         return False
+                if self.step == step_before:
+                    raise DataError(
+                        f"the training data gave no batch for epoch {epoch + 1} from batch {start_batch}; "
+                        "it holds fewer samples than when the run was set up (re-made shards?)"
+                    )
         finally:
             bar.close()
         return True
@@ -332,16 +373,6 @@ class _Run:
         every = self.config.checkpoint.every_steps
         if every is not None and self.step % every == 0:
             self._save(best=False)
-
-    def _train_loader(self, epoch: int) -> torch.utils.data.DataLoader:
-        return components.train_loader(
-            self.datasets["train"],
-            self.sampler,
-            num_workers=self.config.runtime.num_workers,
-            seed=self.config.seed,
-            epoch=epoch,
-            pin_memory=self.runtime.device.type == "cuda",
-        )
 
     def _optimizer_step(self, step_module: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
         self.model.train()
@@ -361,7 +392,7 @@ class _Run:
         return loss, grad_norm.detach()
 
     def _log_step(
-        self, logger: RunLogger, bar: Any, *, loss: torch.Tensor, grad_norm: torch.Tensor, lr: float, epoch: int
+        self, run_log: RunLogger, bar: Any, *, loss: torch.Tensor, grad_norm: torch.Tensor, lr: float, epoch: int
     ) -> None:
         mean_loss = all_reduce_sum(loss.clone(), self.context).item() / self.context.world_size
         now = time.perf_counter()
@@ -372,11 +403,11 @@ class _Run:
             raise TrainingDivergedError(
                 f"the training loss became {mean_loss} at step {self.step}; lower optimizer.lr or set training.grad_clip"
             )
-        logger.log({"kind": "step", "step": self.step, "epoch": epoch + 1, "loss": mean_loss, "lr": lr,
-                    "grad_norm": float(grad_norm), "images_per_s": images_per_s})
+        run_log.log({"kind": "step", "step": self.step, "epoch": epoch + 1, "loss": mean_loss, "lr": lr,
+                     "grad_norm": float(grad_norm), "images_per_s": images_per_s})
         bar.set_postfix(loss=f"{mean_loss:.4g}", lr=f"{lr:.3g}")
 
-    def _log_epoch(self, logger: RunLogger, metrics: dict[str, float]) -> dict[str, Any]:
+    def _log_epoch(self, run_log: RunLogger, metrics: dict[str, float]) -> dict[str, Any]:
         """Log the epoch (its mean training loss and any validation metrics) and start the next one."""
         totals = all_reduce_sum(self.epoch_loss.clone(), self.context)
         train_loss = {"train_loss": float(totals[0] / totals[1])} if totals[1] > 0 else {}  # none for baselines
@@ -387,25 +418,61 @@ class _Run:
             record["best"] = self._update_best(metrics)
             self.last_metrics = {**train_loss, **metrics}
         self.history.append(record)
-        logger.log(record)
+        run_log.log(record)
+        if self.context.is_main:
+            logger.info(self._epoch_line(record))
         return record
 
-    def _validate_and_save(self, logger: RunLogger) -> None:
-        """Validate, log the epoch, refresh last.pt and (when the selection metric improved) best.pt."""
+    def _epoch_line(self, record: dict[str, Any]) -> str:
+        """The console's and train.log's line for an epoch record, e.g.
+        'epoch 2/3, step 8/12: train_loss 0.01, val_id/mse 0.02 (best); elapsed 4.1 s'."""
+        if self.total_steps:
+            epochs = -(-self.total_steps // self.steps_per_epoch)
+            where = f"epoch {record['epoch']}/{epochs}, step {record['step']}/{self.total_steps}"
+        else:
+            where = "validation"  # a baseline: no steps, one validation
+        values = ", ".join(
+            f"{key} {value:.4g}" for key, value in record.items()
+            if key not in ("kind", "step", "epoch", "best") and isinstance(value, float)
+        )
+        best = " (best)" if record.get("best") else ""
+        return f"{where}: {values or 'no metrics'}{best}; elapsed {time.perf_counter() - self._session_start:.1f} s"
+
+    def _validate_and_save(self, run_log: RunLogger) -> None:
+        """Validate, log the epoch and its sample images, refresh last.pt and (when the selection metric
+        improved) best.pt."""
         metrics = validate(
             self.model,
-            {split: self.datasets[split] for split in self.config.dataset.val_splits},
+            self.val_loaders,
             feed=self.feed,
             spec=self.spec,
             context=self.context,
             runtime=self.runtime,
-            batch_size=self.config.training.eval_batch_size,
-            num_workers=self.config.runtime.num_workers,
         )
-        record = self._log_epoch(logger, metrics)
+        record = self._log_epoch(run_log, metrics)
+        self._log_samples(run_log)
         self.validated_step = self.step
         self._save(best=bool(record.get("best")))
         self._logged_step, self._logged_time = self.step, time.perf_counter()
+
+    def _log_samples(self, run_log: RunLogger) -> None:
+        """TensorBoard images of each validation split's first samples: input | target | prediction."""
+        if not run_log.wants_images:
+            return
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for split in self.config.dataset.val_splits:
+                loader = components.eval_loader(self.datasets[split], batch_size=SAMPLE_IMAGES, num_workers=0)
+                first = next(iter(loader), None)  # the split's first samples (a stream's too)
+                if first is None:
+                    continue
+                batch = self.feed(first)
+                with torch.no_grad(), autocast(self.runtime):
+                    prediction = self.model.predict(batch).float()
+                run_log.log_samples(f"samples/{split}", batch["input"], batch["target"], prediction, self.step)
+        finally:
+            self.model.train(was_training)
 
     def _update_best(self, metrics: dict[str, float]) -> bool:
         """Is this validation the best so far on `checkpoint.select_on` / `checkpoint.metric`?"""

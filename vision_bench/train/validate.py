@@ -1,18 +1,19 @@
 """Validation during training: loss, MSE and (when decodable) grid accuracy per validation split.
 
 Deliberately small: the full metric suite runs in `vision-bench evaluate`. Under torchrun each
-process scores every world_size-th sample and the sums are reduced, so the numbers equal those of
-a single process.
+process scores every world_size-th sample (streamed shards: every world_size-th shard) and the sums
+are reduced, so the numbers equal those of a single process. The loaders are built once per run
+(`validation_loaders`) and their workers kept between validations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from vision_bench.train import components
 from vision_bench.train.device import Runtime, autocast
@@ -21,25 +22,41 @@ from vision_bench.train.distributed import DistributedContext, all_reduce_sum, s
 Feed = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def validation_loaders(
+    datasets: Mapping[str, Dataset], *, context: DistributedContext, batch_size: int, num_workers: int,
+    pin_memory: bool = False,
+) -> dict[str, DataLoader]:
+    """One loader per validation split over this process's share, kept for the whole run."""
+    loaders = {}
+    for split, dataset in datasets.items():
+        if isinstance(dataset, IterableDataset):
+            dataset.shard_over(context.rank, context.world_size)
+            indices = None
+        else:
+            indices = shard_indices(len(dataset), context)
+        loaders[split] = components.eval_loader(dataset, indices, batch_size=batch_size, num_workers=num_workers,
+                                                pin_memory=pin_memory, persistent=True)
+    return loaders
+
+
 @torch.no_grad()
 def validate(
     model: nn.Module,
-    datasets: Mapping[str, Dataset],
+    loaders: Mapping[str, Iterable[dict[str, Any]]],
     *,
     feed: Feed,
     spec: Any,
     context: DistributedContext,
     runtime: Runtime,
-    batch_size: int,
-    num_workers: int = 0,
 ) -> dict[str, float]:
-    """{'val_id/loss': .., 'val_id/mse': .., 'val_id/grid_accuracy': .., 'val_ood/...'}."""
+    """{'val_id/loss': .., 'val_id/mse': .., 'val_id/grid_accuracy': .., 'val_ood/...'} over each
+    split's loader (see `validation_loaders`)."""
     was_training = model.training
     model.eval()
     metrics: dict[str, float] = {}
     try:
-        for split, dataset in datasets.items():
-            metrics.update(_validate_split(model, split, dataset, feed, spec, context, runtime, batch_size, num_workers))
+        for split, loader in loaders.items():
+            metrics.update(_validate_split(model, split, loader, feed, spec, context, runtime))
     finally:
         model.train(was_training)
     return metrics
@@ -48,18 +65,15 @@ def validate(
 def _validate_split(
     model: nn.Module,
     split: str,
-    dataset: Dataset,
+    loader: Iterable[dict[str, Any]],
     feed: Feed,
     spec: Any,
     context: DistributedContext,
     runtime: Runtime,
-    batch_size: int,
-    num_workers: int,
 ) -> dict[str, float]:
     has_loss = bool(getattr(model, "trainable", True))
     # sums of: loss * n, squared error per sample, grid-exact samples, samples, samples with grids decoded
     totals = torch.zeros(5, dtype=torch.float64)
-    loader = components.eval_loader(dataset, shard_indices(len(dataset), context), batch_size=batch_size, num_workers=num_workers)
     for raw in loader:
         batch = feed(raw)
         count = batch["target"].shape[0]

@@ -1,0 +1,216 @@
+"""`vision-bench export-model` and `load_pretrained`: a trained model leaves the project and comes back
+with exactly the same outputs; its encoder loads into plain timm; folders and hub ids; errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import timm
+import torch
+from safetensors.torch import load_file
+
+from vision_bench.cli import main
+from vision_bench.models import create_model, load_pretrained, read_model_config, save_pretrained
+from vision_bench.models.pretrained import ModelFolderError
+from vision_bench.train import TrainConfig, load_checkpoint, train
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+SIZE = 32
+EXPORT_FILES = {"config.json", "model.safetensors", "encoder.safetensors", "README.md"}
+
+
+def run_config(model_name: str, options: dict) -> TrainConfig:
+    return TrainConfig.from_dict({
+        "seed": 0,
+        "dataset": {"study": "envgen/G1/1", "n_train": 8, "n_val": 2, "spec": {"size": [SIZE, SIZE]}},
+        "model": {"name": model_name, "options": options},
+        "training": {"batch_size": 4, "max_steps": 1},
+    })
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> Path:
+    """unet:test_resnet trained for one step, with its encoder cut after stride 16 (timm's out_indices)."""
+    run_dir = tmp_path_factory.mktemp("run")
+    train(run_config("unet:test_resnet", {"decoder_width": 4, "out_indices": [0, 1, 2, 3]}), run_dir, progress=False)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def exported(trained_run, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "model"
+    assert main(["export-model", str(trained_run), "--out", str(out)]) == 0
+    return out
+
+
+def fixed_images(count: int = 3, size: int = SIZE) -> torch.Tensor:
+    return torch.rand(count, 3, size, size, generator=torch.Generator().manual_seed(7))
+
+
+def test_load_pretrained_gives_the_trained_model_exactly(trained_run, exported) -> None:
+    assert {path.name for path in exported.iterdir()} == EXPORT_FILES
+    trained, _, _ = load_checkpoint(trained_run / "checkpoints" / "best.pt")
+    loaded = load_pretrained(exported)
+    assert not loaded.training and loaded.name == "unet:test_resnet"
+    images = fixed_images()
+    assert torch.equal(loaded(images), trained(images))
+    assert torch.equal(loaded.predict({"input": images}), trained.predict({"input": images}))
+
+
+def test_config_holds_what_rebuilds_the_model_and_nothing_of_this_machine(trained_run, exported) -> None:
+    import vision_bench
+
+    text = (exported / "config.json").read_text()
+    assert str(trained_run) not in text and str(exported) not in text and str(Path.home()) not in text
+    config = read_model_config(exported)
+    stored = TrainConfig.from_yaml(trained_run / "config.yaml")
+    assert config["architecture"] == "unet:test_resnet"
+    assert config["model_args"] == {"decoder_width": 4, "out_indices": [0, 1, 2, 3], "image_size": SIZE}
+    assert config["render_spec"] == stored.dataset.spec and config["render_spec"]["size"] == [SIZE, SIZE]
+    assert config["image_size"] == SIZE and config["head"] == "rgb" and config["trained_steps"] == 1
+    assert config["vision_bench_version"] == vision_bench.__version__
+    card = (exported / "README.md").read_text()
+    assert "load_pretrained" in card and "library_name: vision-bench" in card and "layer4.0.conv1.weight" in card
+
+
+def test_encoder_loads_into_plain_timm_with_the_documented_strictness(trained_run, exported) -> None:
+    """The encoder stops at stride 16, so timm's test_resnet has exactly layer4 more: the documented missing keys."""
+    trained, _, _ = load_checkpoint(trained_run / "checkpoints" / "best.pt")
+    encoder = read_model_config(exported)["encoder"]
+    assert encoder["timm_name"] == "test_resnet" and encoder["timm_kwargs"] == {"num_classes": 0}
+    plain = timm.create_model(encoder["timm_name"], **encoder["timm_kwargs"])
+    state = load_file(exported / encoder["file"])
+    result = plain.load_state_dict(state, strict=False)
+    assert result.unexpected_keys == [] and result.missing_keys == encoder["missing_keys"]
+    assert encoder["missing_keys"] and all(key.startswith("layer4.") for key in encoder["missing_keys"])
+    # the weights are the trained encoder's: the plain model's stride-16 features equal the U-Net's deepest map
+    images = fixed_images()
+    plain.eval()
+    with torch.no_grad():
+        x = plain.maxpool(plain.act1(plain.bn1(plain.conv1(images))))
+        deepest = plain.layer3(plain.layer2(plain.layer1(x)))
+        assert torch.equal(deepest, trained.encoder(images)[-1])
+
+
+def test_a_whole_encoder_loads_strictly(tmp_path) -> None:
+    model = create_model("bottleneck:test_resnet", image_size=SIZE, decoder_width=4, latent_dim=8)
+    save_pretrained(model, tmp_path / "out", options={"image_size": SIZE, "decoder_width": 4, "latent_dim": 8})
+    encoder = read_model_config(tmp_path / "out")["encoder"]
+    assert encoder["missing_keys"] == []
+    timm.create_model("test_resnet", num_classes=0).load_state_dict(load_file(tmp_path / "out" / encoder["file"]))
+
+
+def test_vit_palette_head_and_task_code_come_back_exactly(tmp_path) -> None:
+    palette = np.arange(30, dtype=np.uint8).reshape(10, 3) * 8
+    options = {"image_size": SIZE, "patch_size": 8, "head": "palette", "palette_colors": palette,
+               "task_conditioning": True, "decoder": "transformer", "decoder_depth": 1}
+    torch.manual_seed(0)
+    model = create_model("vit:test_vit", **options).eval()
+    save_pretrained(model, tmp_path / "vit", options=options)
+    loaded = load_pretrained(tmp_path / "vit")
+    images, codes = fixed_images(2), torch.tensor([[1, 2, 0, 0], [3, 0, 0, 0]])
+    assert torch.equal(loaded(images, codes), model(images, codes))
+    config = read_model_config(tmp_path / "vit")
+    assert config["model_args"]["palette_colors"] == palette.tolist() and config["task_conditioning"] > 0
+    assert "task_code" in (tmp_path / "vit" / "README.md").read_text()
+    # a ViT's encoder is the timm model itself: everything but the classifier head is there
+    encoder = config["encoder"]
+    assert encoder["timm_kwargs"] == {"patch_size": 8, "num_classes": 0, "img_size": SIZE}
+    plain = timm.create_model("test_vit", **encoder["timm_kwargs"])
+    plain.load_state_dict(load_file(tmp_path / "vit" / encoder["file"]))
+
+
+def test_a_model_without_timm_encoder_writes_no_encoder_file(tmp_path) -> None:
+    model = create_model("svib:i2i-cnn", image_size=SIZE).eval()
+    out = tmp_path / "svib"
+    (out).mkdir()
+    (out / "encoder.safetensors").write_bytes(b"stale")  # from an earlier export into the same folder
+    save_pretrained(model, out, options={"image_size": SIZE})
+    assert {path.name for path in out.iterdir()} == EXPORT_FILES - {"encoder.safetensors"}
+    assert read_model_config(out)["encoder"] is None
+    images = fixed_images(2)
+    assert torch.equal(load_pretrained(out)(images), model(images))
+
+
+def test_a_hub_id_is_fetched_with_snapshot_download(exported, monkeypatch) -> None:
+    import huggingface_hub
+
+    calls = []
+
+    def snapshot_download(repo_id, **kwargs):
+        calls.append((repo_id, sorted(kwargs["allow_patterns"]), kwargs["local_files_only"]))
+        return str(exported)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("VISION_BENCH_OFFLINE", raising=False)
+    images = fixed_images()
+    assert torch.equal(load_pretrained("someone/grid-unet")(images), load_pretrained(exported)(images))
+    assert calls == [("someone/grid-unet", ["README.md", "config.json", "model.safetensors"], False)]
+
+
+def test_a_hub_id_not_in_the_cache_offline_is_one_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    with pytest.raises(ModelFolderError, match="neither a folder here nor a model in the Hugging Face cache") as caught:
+        load_pretrained("someone/grid-unet")
+    assert len(str(caught.value).splitlines()) == 1
+
+
+# --- errors and re-runs -------------------------------------------------------------------------------------
+
+
+def test_bad_run_dir_is_one_line(tmp_path, capsys) -> None:
+    assert main(["export-model", str(tmp_path / "no-run"), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "training run directory" in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_baseline_run_is_refused(tmp_path, capsys) -> None:
+    config = tmp_path / "copy_input.yaml"
+    config.write_text(run_config("copy_input", {}).to_yaml())
+    assert main(["train", str(config), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["export-model", str(tmp_path / "run"), "--out", str(tmp_path / "out"), "--checkpoint", "last"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "baseline without trained weights" in error
+
+
+def test_a_folder_with_other_files_is_refused_and_a_rerun_repairs(trained_run, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert main(["export-model", str(trained_run), "--out", str(out)]) == 2
+    assert "notes.txt" in capsys.readouterr().err and [p.name for p in out.iterdir()] == ["notes.txt"]
+
+    (out / "notes.txt").unlink()
+    assert main(["export-model", str(trained_run), "--out", str(out), "--checkpoint", "last"]) == 0
+    reference = load_pretrained(out)(fixed_images())
+    # an export killed half-way: config.json gone, a weights file truncated, a temporary file left
+    (out / "config.json").unlink()
+    (out / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes()[:100])
+    (out / ".model.safetensors.tmp-1-abcd").write_bytes(b"partial")
+    with pytest.raises(ModelFolderError, match=r"no config\.json"):
+        load_pretrained(out)
+    assert main(["export-model", str(trained_run), "--out", str(out), "--checkpoint", "last"]) == 0
+    assert {p.name for p in out.iterdir()} == EXPORT_FILES
+    assert torch.equal(load_pretrained(out)(fixed_images()), reference)
+
+
+def test_weights_that_do_not_fit_the_config_are_named(exported, tmp_path) -> None:
+    folder = tmp_path / "tampered"
+    folder.mkdir()
+    for name in EXPORT_FILES:
+        (folder / name).write_bytes((exported / name).read_bytes())
+    config = json.loads((folder / "config.json").read_text())
+    config["model_args"]["decoder_width"] = 8
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFolderError, match=r"does not fit unet:test_resnet .*of another shape \(decoder\."):
+        load_pretrained(folder)
+    (folder / "config.json").write_text('{"format": "something-else"}')
+    with pytest.raises(ModelFolderError, match="not a vision-bench model config"):
+        load_pretrained(folder)

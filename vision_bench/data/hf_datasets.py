@@ -1,0 +1,147 @@
+"""Hugging Face datasets as torch Datasets: a local folder that `datasets.load_dataset` reads, a
+`save_to_disk` folder, or a Hub id (`hf://user/name`, downloaded by `datasets` when online).
+
+`hf://` forces this route for any id or folder; a local folder is also recognised without it when it
+is a `save_to_disk` folder or holds Parquet / Arrow files or a dataset card with `configs:`. The
+`datasets` package is needed only here and imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from render.spec import RenderSpec
+from vision_bench.data.errors import DataError
+from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
+from vision_bench.data.images import image_tensor, load_image_tensor
+
+HF_PREFIX = "hf://"
+_PREFIX = re.compile(r"^hf://?")  # `hf://ID` or `hf:///abs/folder`; also `hf:/ID`, what pathlib makes of `hf://ID`
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+_DATA_SUFFIXES = (".parquet", ".arrow")
+_CARD = "README.md"
+
+
+def is_hf_source(source: str) -> bool:
+    return _PREFIX.match(source) is not None
+
+
+def looks_like_hf_folder(folder: Path) -> bool:
+    """A `save_to_disk` folder, or one holding Parquet / Arrow files or a card that configures splits."""
+    if any((folder / marker).is_file() for marker in _SAVED_MARKERS):
+        return True
+    card = folder / _CARD
+    if card.is_file() and "\nconfigs:" in card.read_text(encoding="utf-8", errors="replace"):
+        return True
+    return any(path.suffix in _DATA_SUFFIXES for path in folder.rglob("*") if path.is_file())
+
+
+@functools.lru_cache(maxsize=4)
+def load_splits(source: str) -> Mapping[str, Any]:
+    """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process)."""
+    try:
+        import datasets
+    except ImportError:
+        raise DataError(f"{source}: reading Hugging Face datasets needs the `datasets` package; "
+                        "pip install datasets") from None
+    name = _PREFIX.sub("", source)
+    folder = Path(name).expanduser()
+    if name.startswith(("/", ".", "~")) and not folder.is_dir():
+        raise DataError(f"{source}: no such folder; give a folder that datasets.load_dataset reads, or a Hub id")
+    try:
+        if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
+            loaded = datasets.load_from_disk(str(folder))
+        else:
+            loaded = datasets.load_dataset(str(folder) if folder.is_dir() else name)
+    except Exception as error:  # datasets raises many types (hub, network, builder, file errors)
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DataError(f"{source}: cannot be loaded as a Hugging Face dataset ({first_line}); give a Hub id "
+                        "(online) or a folder that datasets.load_dataset reads") from None
+    if isinstance(loaded, datasets.Dataset):  # one saved split
+        return {str(loaded.split or "train"): loaded}
+    return dict(loaded)
+
+
+class HFImageDataset(Dataset):
+    """One split of a Hugging Face dataset: its two image columns as RGB float tensors.
+
+    Rows that carry this project's metadata columns (a vision-bench export loaded from the Hub) give
+    full items with grids; others give `input`, `target`, `split`, `index` and `key`.
+    """
+
+    def __init__(self, table: Any, source: str, split: str, *, columns: Mapping[str, str] | None = None,
+                 spec: RenderSpec | None = None) -> None:
+        self.table = table
+        self.source = source
+        self.split = split
+        self.fields = image_fields(columns)
+        missing = [name for name in self.fields.values() if name not in table.column_names]
+        if missing:
+            raise DataError(
+                f"{source}: split {split!r} has no column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(map(repr, missing))} (it has "
+                f"{', '.join(table.column_names)}); name the image columns with dataset.columns: "
+                "{input: ..., target: ...}"
+            )
+        if len(table) == 0:
+            raise DataError(f"{source}: split {split!r} holds no rows; choose another split")
+        first = self[0]
+        self.has_grids = "input_grid" in first
+        self.spec = stored_spec(first["input"], spec, source)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+        """Items of a whole batch: one read of the table for all of them."""
+        rows = [int(index) for index in indices]
+        columns = self.table[rows]
+        items = []
+        for position, row in enumerate(rows):
+            record = {name: values[position] for name, values in columns.items()}
+            item = record_item(record) or plain_item(self.split, row, str(row))
+            for role, name in self.fields.items():
+                item[role] = self._image(record[name], name, row)
+            items.append(item)
+        return items
+
+    def _image(self, value: Any, column: str, row: int) -> torch.Tensor:
+        """A decoded `Image` feature (PIL), its undecoded `{bytes, path}` form, or an (H, W, 3) array."""
+        if hasattr(value, "convert"):
+            return image_tensor(np.array(value.convert("RGB")))
+        if isinstance(value, dict) and value.get("bytes"):
+            return load_image_tensor(value["bytes"])
+        if isinstance(value, dict) and value.get("path"):
+            return load_image_tensor(value["path"])
+        array = np.asarray(value)
+        if array.ndim == 3 and array.shape[2] == 3 and array.dtype == np.uint8:
+            return image_tensor(array)
+        raise DataError(f"{self.source}: column {column!r} of row {row} is not an image (it holds "
+                        f"{type(value).__name__}); name the image columns with dataset.columns")
+
+
+def open_hf_dataset(source: str, split: str, *, splits: Mapping[str, str] | None = None,
+                    columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> HFImageDataset:
+    """Our `split` of a Hugging Face dataset (`splits` maps our names to the source's)."""
+    available = load_splits(source)
+    name = source_split(split, splits)
+    if name not in available:
+        raise DataError(
+            f"{source}: has no split {name!r} (it has {', '.join(available)}); map ours to its names with "
+            f"dataset.splits, e.g. {{{split}: {next(iter(available), 'train')}}}"
+        )
+    return HFImageDataset(available[name], source, split, columns=columns, spec=spec)
+
+
+__all__ = ["HF_PREFIX", "HFImageDataset", "is_hf_source", "load_splits", "looks_like_hf_folder", "open_hf_dataset"]

@@ -1,0 +1,208 @@
+"""`ShardStreamDataset`: WebDataset shards streamed as a torch IterableDataset.
+
+For evaluation a process reads its shards in order. For training (`train_order`):
+
+- Shards are dealt to the data-parallel processes once (shard i to rank i % world_size), so each
+  rank holds the same shards every epoch. Each epoch a rank reads its shards in an order shuffled by
+  (seed, epoch, rank), through a shuffle buffer seeded the same way, and cuts the stream into
+  batches; every rank stops after `batches_per_epoch`, the smallest rank's count, so all ranks take
+  the same number of steps. The order is a pure function of (seed, epoch).
+- DataLoader workers share the batches, not the shards: each worker reads the rank's whole stream
+  (raw bytes, cheap) and decodes every W-th batch, and the DataLoader, which takes one batch from
+  each worker in turn, yields them in the order of a single process. So the order does not depend
+  on `runtime.num_workers`, and a resume that skips the batches already trained (`set_position`)
+  repeats the uninterrupted run exactly. The cost: each worker reads every shard of its rank.
+- Local shards are counted once (tar headers only). URLs and commands are not counted: the length
+  is unknown, training then needs `training.max_steps`, and the stream is read in passes (pass p
+  shuffled by (seed, p, rank)) for as many batches as the run asks, all in epoch 0.
+
+The epoch and start batch live in a shared-memory tensor, so persistent DataLoader workers see a
+`set_epoch` / `set_position` made in the main process before the next `iter(loader)`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
+from typing import Any
+
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from render.spec import RenderSpec
+from vision_bench.data.errors import CorruptFileError, DataError
+from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
+from vision_bench.data.images import load_image_tensor
+from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_pattern, tar_samples
+
+DEFAULT_SHUFFLE_BUFFER = 1000
+RawSample = tuple[int, str, str, dict[str, bytes]]  # (ordinal in the stream, shard, key, fields)
+
+
+class ShardStreamDataset(IterableDataset):
+    """The samples of one split's tar shards, read as streams (see the module docstring)."""
+
+    def __init__(self, pattern: str, split: str, urls: Sequence[str], *, counts: Sequence[int] | None = None,
+                 columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> None:
+        self.pattern = pattern
+        self.split = split
+        self.urls = list(urls)
+        self.counts = None if counts is None else [int(count) for count in counts]
+        self.fields = image_fields(columns)
+        self.rank, self.world_size = 0, 1
+        self.training = False
+        self.batch_size, self.seed, self.shuffle_buffer = 1, 0, 0
+        self._position = torch.zeros(2, dtype=torch.long).share_memory_()  # epoch, start batch
+        with closing(self._items(self._read(self.urls[:1]))) as items:
+            first = next(items, None)
+        if first is None:
+            raise DataError(f"{self.urls[0]}: holds no samples; check the shard pattern {pattern}")
+        self.has_grids = "input_grid" in first
+        self.spec = stored_spec(first["input"], spec, pattern)
+
+    # ----------------------------------------------------------------- what to read, in which order
+
+    def shard_over(self, rank: int, world_size: int) -> None:
+        """Read only this process's shards (every world_size-th, from `rank`)."""
+        self.rank, self.world_size = rank, world_size
+
+    def train_order(self, *, batch_size: int, seed: int, shuffle_buffer: int, rank: int = 0,
+                    world_size: int = 1) -> None:
+        """Shuffled whole batches of `batch_size`, the same count on every rank (see the module docstring)."""
+        if len(self.urls) < world_size:
+            raise DataError(
+                f"{self.pattern}: {len(self.urls)} shard(s) cannot be dealt to {world_size} processes; "
+                f"split the data into at least {world_size} shards"
+            )
+        self.shard_over(rank, world_size)
+        self.training = True
+        self.batch_size, self.seed, self.shuffle_buffer = batch_size, seed, shuffle_buffer
+
+    @property
+    def batches_per_epoch(self) -> int | None:
+        """Training batches per epoch on every rank; None when the shards were not counted."""
+        if self.counts is None:
+            return None
+        per_rank = [sum(self.counts[rank::self.world_size]) for rank in range(self.world_size)]
+        return min(per_rank) // self.batch_size
+
+    def set_epoch(self, epoch: int) -> None:
+        self.set_position(epoch, 0)
+
+    def set_position(self, epoch: int, start_batch: int = 0) -> None:
+        """Iterate epoch `epoch` from its batch `start_batch` on (the batches before are read, not decoded)."""
+        self._position[0], self._position[1] = epoch, start_batch
+
+    def __len__(self) -> int:
+        if self.counts is None:
+            raise TypeError(f"the length of {self.pattern} is unknown: its shards are streamed, not counted")
+        return sum(self.counts)
+
+    # ----------------------------------------------------------------- iteration
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        epoch, start = (int(value) for value in self._position.tolist())
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+        limit = self.batches_per_epoch if self.training else None
+        for number, batch in enumerate(_batches(self._raw_samples(epoch), self.batch_size)):
+            if limit is not None and number >= limit:
+                return
+            if number >= start and (number - start) % workers == worker:
+                yield from self._items(batch)
+
+    def _raw_samples(self, epoch: int) -> Iterator[RawSample]:
+        urls = self.urls[self.rank::self.world_size]
+        if not self.training:
+            return self._read(urls)
+        if self.counts is not None:
+            return self._shuffled(urls, epoch)
+        return self._passes(urls)
+
+    def _passes(self, urls: list[str]) -> Iterator[RawSample]:
+        """Pass after pass over shards of unknown length (training runs until max_steps)."""
+        for number in itertools.count():
+            read = 0
+            for sample in self._shuffled(urls, number):
+                read += 1
+                yield sample
+            if read == 0:
+                raise DataError(f"{self.pattern}: the shards of this process hold no samples; check them")
+
+    def _shuffled(self, urls: list[str], epoch: int) -> Iterator[RawSample]:
+        """The shards in a seeded order, through a seeded shuffle buffer: a function of (seed, epoch, rank)."""
+        rng = random.Random(f"shards/{self.seed}/{epoch}/{self.rank}")
+        order = list(urls)
+        rng.shuffle(order)
+        buffer: list[RawSample] = []
+        for sample in self._read(order):
+            buffer.append(sample)
+            if len(buffer) > self.shuffle_buffer:
+                slot = rng.randrange(len(buffer))
+                buffer[slot], buffer[-1] = buffer[-1], buffer[slot]
+                yield buffer.pop()
+        rng.shuffle(buffer)
+        yield from buffer
+
+    @staticmethod
+    def _read(urls: Iterable[str]) -> Iterator[RawSample]:
+        ordinal = itertools.count()
+        for url in urls:
+            for key, fields in tar_samples(url):
+                yield next(ordinal), url, key, fields
+
+    def _items(self, samples: Iterable[RawSample]) -> Iterator[dict[str, Any]]:
+        for ordinal, url, key, fields in samples:
+            images = {role: self._member(url, key, fields, name) for role, name in self.fields.items()}
+            item = None
+            if "json" in fields:
+                try:
+                    item = record_item(json.loads(fields["json"]))
+                except (ValueError, TypeError) as error:
+                    raise CorruptFileError(f"{url}: {key}.json is not a metadata record ({error})") from None
+            item = item if item is not None else plain_item(self.split, ordinal, key)
+            for role, data in images.items():
+                item[role] = load_image_tensor(data)
+            yield item
+
+    def _member(self, url: str, key: str, fields: Mapping[str, bytes], name: str) -> bytes:
+        """The bytes of field `name` (`input` matches `input.png`, `input.jpg`, ...)."""
+        for field, data in fields.items():
+            if field == name or field.startswith(f"{name}."):
+                return data
+        raise DataError(
+            f"{url}: sample {key!r} has no {name!r} member (it has {', '.join(sorted(fields))}); shards need "
+            f"{{key}}.{name}.png files, or name the image fields with dataset.columns (e.g. {{input: jpg, target: png}})"
+        )
+
+
+class StreamHead(IterableDataset):
+    """The first `count` items of a stream, in order (for one process: no DataLoader workers)."""
+
+    def __init__(self, stream: ShardStreamDataset, count: int) -> None:
+        self.stream = stream
+        self.count = count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        with closing(iter(self.stream)) as items:
+            yield from itertools.islice(items, self.count)
+
+
+def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample]]:
+    while batch := list(itertools.islice(samples, size)):
+        yield batch
+
+
+def open_shard_stream(pattern: str, split: str, *, splits: Mapping[str, str] | None = None,
+                      columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> ShardStreamDataset:
+    """The split's shards of `pattern` (`{split}` replaced by the source's name for it); local shards
+    are counted now, URLs and commands are not."""
+    urls = shard_urls(split_pattern(pattern, source_split(split, splits)))
+    counts = None if any(is_remote(url) for url in urls) else [count_samples(url) for url in urls]
+    return ShardStreamDataset(pattern, split, urls, counts=counts, columns=columns, spec=spec)
+
+
+__all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "StreamHead", "open_shard_stream"]

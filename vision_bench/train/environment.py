@@ -1,0 +1,104 @@
+"""RUN_DIR/environment.json: what a training session ran on, so a result can be traced and repeated.
+
+Package versions, the platform, the git commit of the working directory's repository (when there is
+one), the device, the world size, the seed, the command line and the start time. A resumed run keeps
+the earlier sessions' records under `earlier_sessions`, so a run continued on another machine says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import platform
+import re
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from vision_bench.data.atomic import atomic_write_text
+
+ENVIRONMENT_FILE = "environment.json"
+GIT_TIMEOUT_S = 5.0
+PACKAGES = ("vision_bench", "torch", "torchvision", "timm", "numpy")
+
+logger = logging.getLogger(__name__)
+
+
+def package_versions() -> dict[str, str | None]:
+    """vision_bench, torch, torchvision, timm, numpy and python versions (None for a package that is missing).
+
+    Read from the modules themselves, so a build tag such as torch's `+cu130` is kept.
+    """
+    versions: dict[str, str | None] = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = str(importlib.import_module(package).__version__)
+        except ImportError:
+            versions[package] = None
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def git_commit(folder: str | Path | None = None) -> str | None:
+    """`git rev-parse HEAD` in `folder` (default: the working directory); None without git or a repository."""
+    try:
+        finished = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=folder if folder is not None else os.getcwd(),
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = finished.stdout.strip()
+    return commit if finished.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) else None
+
+
+def describe_environment(
+    *, device: torch.device, world_size: int, seed: int, resumed_from_step: int | None = None
+) -> dict[str, Any]:
+    """The record of one training session (see the module docstring)."""
+    return {
+        "started": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": list(sys.argv),
+        "versions": package_versions(),
+        "platform": platform.platform(),
+        "git_commit": git_commit(),
+        "device": str(device),
+        "cuda_device": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "world_size": world_size,
+        "seed": seed,
+        "resumed_from_step": resumed_from_step,
+    }
+
+
+def write_environment(run_dir: Path, session: dict[str, Any]) -> None:
+    """Write RUN_DIR/environment.json atomically; when resuming, the earlier sessions move under `earlier_sessions`."""
+    path = run_dir / ENVIRONMENT_FILE
+    record = dict(session)
+    if session.get("resumed_from_step") is not None:
+        record["earlier_sessions"] = _earlier_sessions(path)
+    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
+
+
+def _earlier_sessions(path: Path) -> list[dict[str, Any]]:
+    """The sessions recorded in an existing environment.json, oldest first ([] when there is none)."""
+    if not path.is_file() or path.is_symlink():
+        return []
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        logger.warning("%s is unreadable; it is replaced by this session's record", path)
+        return []
+    if not isinstance(previous, dict):
+        return []
+    earlier = previous.pop("earlier_sessions", [])
+    return [*(earlier if isinstance(earlier, list) else []), previous]
