@@ -1,9 +1,15 @@
-"""A small name -> entry registry with one-line descriptions and close-match suggestions."""
+"""A small name -> entry registry with one-line descriptions and close-match suggestions.
+
+One way to register: `@REGISTRY.register(name, description)` beside the definition (a function,
+a class, or a factory returning the entry), as timm's `@register_model` does; `add(name, entry,
+description)` for entries that are data rather than definitions. `check(name)` validates a name
+(raising `UnknownNameError` with close matches) without using the entry.
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from vision_bench.errors import UnknownNameError
@@ -25,6 +31,18 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         self._descriptions[name] = description
         return entry
+
+    def register(self, name: str, description: str) -> Callable[[T], T]:
+        """A decorator that adds the decorated object under `name` and returns it unchanged."""
+
+        def decorate(entry: T) -> T:
+            return self.add(name, entry, description)
+
+        return decorate
+
+    def check(self, name: str) -> None:
+        """Raise `UnknownNameError` (with close matches) unless `name` is registered."""
+        self[name]
 
     def __getitem__(self, name: str) -> T:
         try:
@@ -48,7 +66,7 @@ class Registry(Generic[T]):
         return list(self._entries.items())
 
     def description(self, name: str) -> str:
-        self[name]
+        self.check(name)
         return self._descriptions[name]
 
 
