@@ -73,7 +73,9 @@ def bench_export(config: Path, size: int, small: int, large: int, rounds: int, s
     print(f"export: folder, PNG {size}x{size}, {small} and {large} training pairs per run, best of {rounds} "
           f"interleaved rounds ({os.cpu_count()} cores, load average {load:.1f} before the runs)")
     setups = {"1 worker": (1, 1), "2 workers": (2, 1), "2 independent 1-worker exports at once": (1, 2)}
-    runs: dict[tuple[str, int], list[tuple[float, float]]] = {(label, n): [] for label in setups for n in (small, large)}
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {
+        (label, n): [] for label in setups for n in (small, large)
+    }
     for round_index in range(rounds):
         for label, (workers, copies) in setups.items():
             for n in (small, large):

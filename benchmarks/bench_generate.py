@@ -121,7 +121,8 @@ def main() -> None:
         return results[slow][0] / results[fast][0]
 
     print(f"warm / cold (wall): {ratio('1 core, cold', '1 core, warm'):.2f}x")
-    print(f"machine ceiling, 2 independent runs / 1 core (wall): {ratio('1 core, warm', '2 independent 1-core runs'):.2f}x")
+    print(f"machine ceiling, 2 independent runs / 1 core (wall): "
+          f"{ratio('1 core, warm', '2 independent 1-core runs'):.2f}x")
     print(f"2 workers / 1 core, samples (wall): {ratio('1 core, warm', '2 workers, warm'):.2f}x")
     print(f"2 workers / 1 core, tables (wall): {ratio('tables: 1 core, warm', 'tables: 2 workers, warm'):.2f}x  "
           "(target >= 1.8x)")

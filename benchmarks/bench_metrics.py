@@ -116,7 +116,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--size", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads (also the CPU workers of the metrics)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="torch threads (also the CPU workers of the metrics)")
     parser.add_argument("--lpips-targets", type=int, default=512, help="targets of the LPIPS workload")
     parser.add_argument("--lpips-batch", type=int, default=64, help="evaluation batch size of the LPIPS workload")
     args = parser.parse_args()

@@ -111,7 +111,8 @@ def main() -> None:
         images = render_batch(grids[:256], spec)
         print(f"\nencode rates, 256 {look} {SIZE}x{SIZE} renders (one thread)")
         for format, options in formats:
-            seconds = best_time(lambda: [encode(image, format, **options) for image in images], args.repeats)
+            seconds = best_time(lambda format=format, options=options, images=images:
+                                [encode(image, format, **options) for image in images], args.repeats)
             size = np.mean([len(encode(image, format, **options)) for image in images[:32]])
             described = ", ".join(f"{k}={v}" for k, v in options.items())
             rate = len(images) / seconds

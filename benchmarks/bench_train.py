@@ -33,8 +33,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from vision_bench.train import TrainConfig, train  # noqa: E402
-from vision_bench.train import components  # noqa: E402
+from vision_bench.train import (  # noqa: E402
+    TrainConfig,
+    components,  # noqa: E402
+    train,
+)
 from vision_bench.train.device import resolve_runtime  # noqa: E402
 from vision_bench.train.logging import read_records  # noqa: E402
 
@@ -70,7 +73,8 @@ def model_only_step_times(config: TrainConfig, steps: int) -> list[float]:
     loader = components.eval_loader(datasets["train"], range(config.training.batch_size),
                                     batch_size=config.training.batch_size, num_workers=0)
     batch = components.DeviceFeed(spec, runtime)(next(iter(loader)))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.optimizer.lr, weight_decay=config.optimizer.weight_decay)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.optimizer.lr,
+                                  weight_decay=config.optimizer.weight_decay)
     times = []
     for _ in range(WARMUP_STEPS + steps):
         start = time.perf_counter()
@@ -100,7 +104,8 @@ def epoch_config(args: argparse.Namespace, workers: int, data: Path | None) -> T
             "dataset": {**dataset, "val_splits": ["val_id"]},
             "model": {"name": args.model},
             "schedule": {"warmup_steps": 1},
-            "training": {"batch_size": args.batch, "epochs": args.epochs, "log_every": 1, "eval_batch_size": args.batch},
+            "training": {"batch_size": args.batch, "epochs": args.epochs, "log_every": 1,
+                         "eval_batch_size": args.batch},
             "runtime": {"device": "cpu", "num_workers": workers},
         }
     )

@@ -43,7 +43,7 @@ def main() -> None:
     slowest = 0.0
     for name, transformation in TRANSFORMATIONS.items():
         objects = solid if transformation.accepts(solid[0]) else hollow
-        seconds = _microseconds(lambda: apply_step(objects, name, SHAPE))
+        seconds = _microseconds(lambda objects=objects, name=name: apply_step(objects, name, SHAPE))
         slowest = max(slowest, seconds)
         print(f"{name:34s} {seconds:8.1f} {seconds / baseline:6.2f}")
     print(f"slowest step: {slowest:.1f} us = {1e6 / slowest:,.0f} three-object steps per second")

@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from render.codec import ImageError
+from render.filters import blur_kernel
 from render.grid import MAX_SIDE, GridError
 from render.palettes import srgb_to_lab
-from render.filters import blur_kernel
 from render.raster import color_indices, color_tables, placement
 from render.spec import RenderSpec, check_seed
 

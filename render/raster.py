@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
-import cv2
 import numpy as np
 
 from render.filters import blur_images
@@ -55,13 +54,6 @@ class Placement:
     @cached_property
     def col_runs(self) -> tuple[np.ndarray, np.ndarray]:
         return _runs(self.cols)
-
-    @cached_property
-    def plain(self) -> bool:
-        """True when every pixel shows a cell: no margin, no gridline, no cell off the canvas."""
-        h, w = self.grid_shape
-        rows, cols = self.row_runs[0], self.col_runs[0]
-        return np.array_equal(rows, np.arange(h)) and np.array_equal(cols, np.arange(w))
 
     @cached_property
     def row_coverage(self) -> tuple[np.ndarray, np.ndarray]:
@@ -164,18 +156,23 @@ def _anchor_fractions(anchor: str) -> tuple[int, int]:
     return vertical, horizontal
 
 
-def _jittered(box: tuple[int, ...], shape: tuple[int, int], spec: RenderSpec, seeds: Sequence[int]) -> list[tuple[int, ...]]:
+def _jittered(
+    box: tuple[int, ...], shape: tuple[int, int], spec: RenderSpec, seeds: Sequence[int]
+) -> list[tuple[int, ...]]:
     """The box scaled about its center and shifted by whole pixels, per seed, from its jitter streams."""
     assert spec.jitter is not None
     low, high = spec.jitter.scale
     scales = low + (high - low) * seeded_uniform(seeds, SCALE_STREAM)
     reach = spec.jitter.max_shift
-    dys, dxs = ((seeded_uniform(seeds, s) * (2 * reach + 1)).astype(int) - reach for s in (SHIFT_Y_STREAM, SHIFT_X_STREAM))
+    dys, dxs = (
+        (seeded_uniform(seeds, s) * (2 * reach + 1)).astype(int) - reach for s in (SHIFT_Y_STREAM, SHIFT_X_STREAM)
+    )
     top, left, height, width = box
-    boxes = []
+    boxes: list[tuple[int, ...]] = []
     for scale, dy, dx in zip(scales.tolist(), dys.tolist(), dxs.tolist()):
         new_height, new_width = max(shape[0], round(height * scale)), max(shape[1], round(width * scale))
-        boxes.append((top + (height - new_height) // 2 + dy, left + (width - new_width) // 2 + dx, new_height, new_width))
+        new_top, new_left = top + (height - new_height) // 2 + dy, left + (width - new_width) // 2 + dx
+        boxes.append((new_top, new_left, new_height, new_width))
     return boxes
 
 
@@ -276,20 +273,17 @@ def _validate_stack(grids: np.ndarray) -> np.ndarray:
 
 
 def _render_stack(grids: np.ndarray, spec: RenderSpec, seeds: list[int]) -> np.ndarray:
-    """Draw same-shape uint8 grids (N, h, w): one vectorized pass, or one per image under jitter."""
-    shape = grids.shape[1:]
+    """Draw same-shape uint8 grids (N, h, w) in one pass, or one by one under jitter (each image then
+    has its own placement), then blur them as the spec asks."""
     per_image_colors = spec.background == "random"
     tables = color_tables(spec, seeds if per_image_colors else seeds[:1])
-    draw = _draw if spec.antialias == 1 else _draw_antialiased
     if spec.jitter is None:
-        images = draw(grids, placement(shape, spec), tables)
-    elif spec.antialias == 1:
-        images = _draw_each(grids, placements(shape, spec, seeds), tables)
+        images = _draw(grids, placement(grids.shape[1:], spec), tables)
     else:
-        images = np.empty((len(grids), *spec.size, 3), dtype=np.uint8)
-        for i, place in enumerate(placements(shape, spec, seeds)):
-            table = tables[i : i + 1] if per_image_colors else tables
-            images[i] = draw(grids[i : i + 1], place, table)[0]
+        images = np.concatenate([
+            _draw(grids[i : i + 1], place, tables[i : i + 1] if per_image_colors else tables)
+            for i, place in enumerate(placements(grids.shape[1:], spec, seeds))
+        ])
     blur_images(images, spec.blur)
     return images
 
@@ -306,74 +300,32 @@ def color_indices(grids: np.ndarray, n_tables: int) -> np.ndarray:
     return labels
 
 
-BLOCK = 16
-"""Images drawn together by `_draw`: a block's intermediate arrays (under 0.5 MiB) stay in the core's
-cache and are reused from block to block, which makes large batches 5-10% faster than one pass
-(small batches are drawn in one pass: filling a preallocated output costs them as much)."""
-
-
 def _draw(grids: np.ndarray, place: Placement, tables: np.ndarray) -> np.ndarray:
-    """Expand cells to pixels: (n, h, w) uint8 grids and (1 or n, 11, 3) color tables -> (n, H, W, 3).
-
-    Colors are packed as 32-bit words so that the column expansion moves 4-byte items, one OpenCV
-    call unpacks them to RGB while the image is still only h + 2 rows tall, and the final row
-    expansion copies whole pixel rows (into the output, block by block, for large batches).
-    """
-    n = len(grids)
-    packed = np.zeros((*tables.shape[:2], 4), dtype=np.uint8)
-    packed[..., :3] = tables
-    words = packed.view(np.uint32)[..., 0]
-    height, width = len(place.rows), len(place.cols)
-    if n <= BLOCK:
-        return np.take(_unpacked(grids, place, words), place.rows, axis=1, mode="clip").reshape(n, height, width, 3)
-    out = np.empty((n, height, width * 3), dtype=np.uint8)
-    buffer = None
-    for start in range(0, n, BLOCK):
-        block = grids[start : start + BLOCK]
-        rgb = _unpacked(block, place, words if len(tables) == 1 else words[start : start + len(block)], buffer)
-        buffer = rgb if buffer is None else buffer
-        # mode="clip" skips the bounds-check buffering that `out` would otherwise get (the rows are valid)
-        np.take(rgb, place.rows, axis=1, out=out[start : start + len(block)], mode="clip")
-    return out.reshape(n, height, width, 3)
+    """Expand cells to pixels: (n, h, w) uint8 grids and (1 or n, 11, 3) color tables -> (n, H, W, 3)."""
+    # The reference draws factor^2 times the pixels and then averages them: with antialias 2 that
+    # made a whole `export` take 40% longer (docs/benchmarks.md, "Speed tricks"), so antialiased
+    # specs take the fast path, which gets the same bytes from coverage counts without the canvas.
+    if place.factor > 1:
+        return _draw_antialiased_fast(grids, place, tables)
+    return _draw_reference(grids, place, tables)
 
 
-def _unpacked(grids: np.ndarray, place: Placement, words: np.ndarray, buffer: np.ndarray | None = None) -> np.ndarray:
-    """Every label row of the grids at full width as RGB bytes (n, rows, W * 3), in `buffer` if given
-    (one at least as large, from an earlier call); `words`: packed colors, (1 or n, 11)."""
-    wide = np.repeat(_cell_words(grids, place, words), place.col_runs[1], axis=2)
-    n, rows, width = wide.shape
-    dst = None if buffer is None else buffer.reshape(-1)[: n * rows * width * 3].reshape(n * rows, width, 3)
-    rgb = cv2.cvtColor(wide.view(np.uint8).reshape(n * rows, width, 4), cv2.COLOR_RGBA2RGB, dst=dst)
-    return rgb.reshape(n, rows, width * 3)
+def _draw_reference(grids: np.ndarray, place: Placement, tables: np.ndarray) -> np.ndarray:
+    """The definition of drawing: each cell gets its color, the cells are repeated along rows and
+    columns as the placement's labels say (the supersampled canvas), and each output pixel is the
+    mean of its factor x factor canvas pixels, rounded half up."""
+    cells = tables.reshape(-1, 3)[color_indices(grids, len(tables))]
+    canvas = np.take(np.take(cells, place.rows, axis=1), place.cols, axis=2)
+    factor = place.factor
+    if factor == 1:
+        return canvas
+    area = factor * factor
+    sums = sum(canvas[:, i::factor, j::factor].astype(np.uint16) for i in range(factor) for j in range(factor))
+    return ((sums + area // 2) // area).astype(np.uint8)  # type: ignore[union-attr]
 
 
-def _cell_words(grids: np.ndarray, place: Placement, words: np.ndarray) -> np.ndarray:
-    """The packed color of every cell (n, rows, cols): the grid's cells only when the placement is plain,
-    else with the margin and gridline rows and the placement's columns; `words` (1 or n, 11)."""
-    h, w = grids.shape[1:]
-    if place.plain and len(words) == 1:
-        return np.take(words[0], grids)
-    cells = np.take(words.ravel(), color_indices(grids, len(words)))
-    return cells[:, :h, :w] if place.plain else np.take(cells, place.col_runs[0], axis=2)
-
-
-def _draw_each(grids: np.ndarray, places: list[Placement], tables: np.ndarray) -> np.ndarray:
-    """`_draw` with one placement per image (jitter): the same packed-color steps, with per-image
-    column and row gathers instead of shared run-length expansions."""
-    n, h, w = grids.shape
-    packed = np.zeros((*tables.shape[:2], 4), dtype=np.uint8)
-    packed[..., :3] = tables
-    cells = np.take(packed.view(np.uint32)[..., 0].ravel(), color_indices(grids, len(tables)))
-    cols = np.stack([p.cols for p in places]).astype(np.intp)
-    wide = np.take_along_axis(cells, cols[:, None, :], axis=2)
-    width = wide.shape[2]
-    rgb = cv2.cvtColor(wide.view(np.uint8).reshape(n * (h + 2), width, 4), cv2.COLOR_RGBA2RGB)
-    rows = np.stack([p.rows for p in places]).astype(np.intp) + (h + 2) * np.arange(n)[:, None]
-    return np.take(rgb.reshape(n * (h + 2), width * 3), rows.ravel(), axis=0).reshape(n, -1, width, 3)
-
-
-def _draw_antialiased(grids: np.ndarray, place: Placement, tables: np.ndarray) -> np.ndarray:
-    """`_draw` with supersampling, without drawing the supersampled canvas.
+def _draw_antialiased_fast(grids: np.ndarray, place: Placement, tables: np.ndarray) -> np.ndarray:
+    """`_draw_reference` for factor > 1, without drawing the supersampled canvas.
 
     Each output pixel is the mean of its factor x factor supersampled pixels, rounded half up.
     Supersampled pixels only repeat labels, so block sums come from coverage counts: first along
@@ -385,7 +337,7 @@ def _draw_antialiased(grids: np.ndarray, place: Placement, tables: np.ndarray) -
     col_labels, col_counts = place.col_coverage
     wide = sum(np.take(colors, col_labels[:, k], axis=2) * col_counts[:, k, None] for k in range(len(col_labels.T)))
     row_labels, row_counts = place.row_coverage
-    pure = ((wide * np.uint16(place.factor) + area // 2) // area).astype(np.uint8)  # type: ignore[union-attr]
+    pure = ((wide * np.uint16(place.factor) + area // 2) // area).astype(np.uint8)
     image = np.take(pure, row_labels[:, 0], axis=1)
     mixed = np.flatnonzero(row_counts[:, 0] < place.factor)
     if len(mixed):
@@ -393,5 +345,5 @@ def _draw_antialiased(grids: np.ndarray, place: Placement, tables: np.ndarray) -
             np.take(wide, row_labels[mixed, k], axis=1) * row_counts[mixed, k, None, None]
             for k in range(len(row_labels.T))
         )
-        image[:, mixed] = (sums + area // 2) // area  # type: ignore[operator]
+        image[:, mixed] = (sums + area // 2) // area
     return image

@@ -24,6 +24,7 @@ from render.palettes import (
     resolve_palette,
     to_hex,
 )
+from render.validation import describe_validation_error
 
 MIN_SIDE, MAX_SIDE = 8, 1024
 MAX_ANTIALIAS = 8
@@ -291,19 +292,7 @@ def check_seed(seed: int | None) -> int:
 
 
 def _spec_error(error: ValidationError) -> UserError:
-    """The first validation problem as one sentence, keeping a `PaletteError` a `PaletteError`."""
-    first = error.errors()[0]
-    loc = [str(part) for part in first["loc"] if not isinstance(part, int)]
-    where = ".".join(loc)
-    prefix = f"render spec: {where}: " if where else "render spec: "
-    if first["type"] == "extra_forbidden":
-        nested = {"layout": Layout, "gridlines": Gridlines, "blur": Blur, "jitter": Jitter}
-        known = nested.get(loc[0], RenderSpec) if len(loc) > 1 else RenderSpec
-        fields = ", ".join(known.model_fields)
-        return SpecError(f"render spec: unknown field {where!r}; known fields: {fields}")
-    cause = first.get("ctx", {}).get("error")
-    if isinstance(cause, UserError):
-        return type(cause)(f"{prefix}{cause}")
-    if cause is not None:
-        return SpecError(f"{prefix}{cause}")
-    return SpecError(f"{prefix}{first['msg'].lower()}, got {first.get('input')!r}")
+    """The problems as one sentence, keeping a `PaletteError` a `PaletteError`."""
+    causes = [issue.get("ctx", {}).get("error") for issue in error.errors()]
+    kind = next((type(cause) for cause in causes if isinstance(cause, UserError)), SpecError)
+    return kind(f"render spec: {describe_validation_error(error, RenderSpec)}")

@@ -114,7 +114,11 @@ def _blur(images: torch.Tensor, kernel: torch.Tensor) -> torch.Tensor:
     radius = (len(kernel) - 1) // 2
     height, width = images.shape[-2:]
     padded = images.index_select(2, _reflect_101(height, radius, images.device))
-    vertical = sum(kernel[k] * padded[:, :, k : k + height] for k in range(len(kernel)))
+    vertical = kernel[0] * padded[:, :, :height]
+    for k in range(1, len(kernel)):  # tap by tap, in order: the rounding below matches OpenCV's sums
+        vertical = vertical + kernel[k] * padded[:, :, k : k + height]
     padded = vertical.index_select(3, _reflect_101(width, radius, images.device))
-    blurred = sum(kernel[k] * padded[:, :, :, k : k + width] for k in range(len(kernel)))
-    return torch.floor(blurred + 0.5).clamp(0, 255)  # type: ignore[union-attr]
+    blurred = kernel[0] * padded[:, :, :, :width]
+    for k in range(1, len(kernel)):
+        blurred = blurred + kernel[k] * padded[:, :, :, k : k + width]
+    return torch.floor(blurred + 0.5).clamp(0, 255)

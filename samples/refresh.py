@@ -36,7 +36,8 @@ def copy_report(run_dir: Path, target: Path) -> None:
 def show_sheet(work: Path, target: Path) -> None:
     """A contact sheet of an EnvGen G1-1 (translate_up) training split, for the README."""
     tasks = work / "envgen_g1_1"
-    cli_main(["generate", "--study", "envgen/G1/1", "--out", str(tasks), "--n-train", "8", "--n-val", "1", "--n-test", "1"])
+    cli_main(["generate", "--study", "envgen/G1/1", "--out", str(tasks),
+              "--n-train", "8", "--n-val", "1", "--n-test", "1"])
     cli_main(["show", str(tasks / "train.parquet"), "--out", str(target / "show_envgen_g1_1.png"), "--n", "6"])
 
 

@@ -40,7 +40,7 @@ def test_config_accepts_model_names_and_reports_unknown_keys() -> None:
     config = BenchConfig.from_dict({"experiments": "envgen/G1", "models": ["unet:test_resnet"], "seeds": [0, 1]})
     assert config.models[0].name == "unet:test_resnet" and config.models[0].display == "unet:test_resnet"
     assert config.experiments == ("envgen/G1",)
-    with pytest.raises(ConfigError, match=r"evaluate\.split: unknown key .*splits"):
+    with pytest.raises(ConfigError, match=r"evaluate\.split: unknown key; did you mean 'splits'\?"):
         BenchConfig.from_dict({"experiments": ["x"], "models": ["m"], "evaluate": {"split": ["test_id"]}})
     with pytest.raises(ConfigError, match="list them under `baselines`"):
         BenchConfig.from_dict({"experiments": ["x"], "models": ["ground_truth"]})
@@ -68,12 +68,14 @@ TINY_BENCH = {"experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_res
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"train": {"training": {"batch_size": 2, "max_step": 1}}},
-     "^the train sections of cell unet:test_resnet / envgen/G1/1 / seed 0: training.max_step: unknown key"),
+     r"^bench config: train\.training\.max_step: unknown key; did you mean 'max_steps'\?"),
     ({"models": [{"name": "unet:test_resnet", "train": {"optimizer": {"betas": [0.9, 1.5]}}}]},
-     r"^the train sections of cell unet:test_resnet / envgen/G1/1 / seed 0: optimizer.betas: each beta must be in "),
+     r"^bench config: models\.0\.train\.optimizer\.betas: each beta must be in "),
     ({"seeds": [0, -1]}, "^the train sections of cell unet:test_resnet / envgen/G1/1 / seed -1: seed: "),
-    ({"data": {"spec": {"size": [32, 32], "palete": "arc"}}}, "^data.spec: render spec: unknown field 'palete'"),
-    ({"data": {"spec": {"size": [32, 32], "blur": "gaussian:-1"}}}, "^data.spec: "),
+    ({"data": {"spec": {"size": [32, 32], "palete": "arc"}}},
+     r"^bench config: data\.spec\.palete: unknown key; did you mean 'palette'\?"),
+    ({"data": {"spec": {"size": [32, 32], "blur": "gaussian:-1"}}},
+     r"^bench config: data\.spec\.blur: gaussian blur needs sigma"),
     ({"experiments": ["envgen/G1/1", "envgen/G7/1"]}, "^experiments: unknown study 'envgen/G7/1'"),
     ({"train": {"runtime": {"device": "cuda:7"}}}, "^train.runtime.device: cuda:7 (was requested|does not exist)"),
 ])
@@ -213,9 +215,9 @@ def _numbers_in(text: str) -> set[str]:
 @pytest.fixture(scope="module")
 def smoke_bench(tmp_path_factory: pytest.TempPathFactory):
     pytest.importorskip("vision_bench.tasks.studies")
-    from vision_bench.bench import run_bench
-
     import yaml
+
+    from vision_bench.bench import run_bench
 
     config = yaml.safe_load(SMOKE_CONFIG.read_text(encoding="utf-8"))
     # A report label and a per-model train override must not lose the model's sheets or settings.
@@ -224,6 +226,7 @@ def smoke_bench(tmp_path_factory: pytest.TempPathFactory):
     return run_bench(config, out, progress=False)
 
 
+@pytest.mark.slow  # trains and evaluates the smoke bench (module fixture)
 def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> None:
     from vision_bench.bench.tables import format_metric
 
@@ -253,6 +256,7 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
     assert html.count("data:image/png;base64,") == markdown.count("![")
 
 
+@pytest.mark.slow  # trains and evaluates the smoke bench (module fixture)
 def test_smoke_bench_writes_results_with_each_cells_numbers(smoke_bench) -> None:
     import csv
 
@@ -272,6 +276,7 @@ def test_smoke_bench_writes_results_with_each_cells_numbers(smoke_bench) -> None
     assert (document["bench"], len(document["rows"])) == ("smoke", len(rows))
 
 
+@pytest.mark.slow  # trains and evaluates the smoke bench (module fixture)
 def test_smoke_bench_resumes_by_skipping_finished_cells(smoke_bench, monkeypatch: pytest.MonkeyPatch) -> None:
     from vision_bench.bench import run_bench, summary_table
 

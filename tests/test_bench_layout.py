@@ -82,7 +82,8 @@ def test_shipped_bench_configs_pass_the_layout_check(path: Path) -> None:
         pytest.skip("not a bench config")
     config = load_bench_config(path)
     assert not config.allow_cell_size_confound
-    check_layout(config, resolve_experiments(config.experiments, STUDIES.names()), RenderSpec.from_dict(config.data.spec))
+    check_layout(config, resolve_experiments(config.experiments, STUDIES.names()),
+                 RenderSpec.from_dict(config.data.spec))
 
 
 def cell_runs(image: np.ndarray, background: np.ndarray) -> list[int]:

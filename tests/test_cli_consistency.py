@@ -99,7 +99,7 @@ def test_help_states_every_default(command: str) -> None:
 def test_help_appends_a_default_once_and_only_where_there_is_one() -> None:
     help_text = " ".join(COMMANDS["export"].format_help().split())
     assert "local worker processes (default: 1)" in help_text
-    assert "rendered when read (default: grids)" in help_text
+    assert "images are rendered when read (default); folder:" in help_text  # the default named once, in place
     assert "also write intermediate frames (folder, webdataset) --masks" in help_text  # a switch: no default
     show_help = " ".join(COMMANDS["show"].format_help().split())
     assert "number of pairs to show (default 8) --spec" in show_help  # stated once, in the help's own words
@@ -207,7 +207,8 @@ def test_set_is_validated_like_the_file(
     command: str, override: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
-    source = [str(TRAIN_CONFIG)] if command == "train" else ["--config", str(ROOT / "configs/reference_generation.yaml")]
+    source = ([str(TRAIN_CONFIG)] if command == "train"
+              else ["--config", str(ROOT / "configs/reference_generation.yaml")])
     assert main([command, *source, "--out", str(out), "--set", override]) == 2
     assert message in one_error_line(capsys, command)
     assert not out.exists()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -103,7 +103,9 @@ def test_shift_moves_every_pixel_by_one_and_repeats_the_edge() -> None:
 
 def test_registry_lists_semantic_and_pixel_perturbations() -> None:
     kinds = {name: PERTURBATIONS[name].kind for name in PERTURBATIONS}
-    assert {"move_object", "recolor_object", "remove_object", "add_object"} <= {n for n, k in kinds.items() if k == "grid"}
+    assert {"move_object", "recolor_object", "remove_object", "add_object"} <= {
+        n for n, k in kinds.items() if k == "grid"
+    }
     assert {"shift_1px", "blur_sigma1", "jpeg_q90"} <= {n for n, k in kinds.items() if k == "image"}
 
 
@@ -238,6 +240,7 @@ def _fake_evaluation(folder: Path) -> None:
     (folder / "metrics.json").write_text(json.dumps({"format": "vision-bench-evaluation", "model": "unet"}))
 
 
+@pytest.mark.slow  # the whole command: a study, its tables and plots
 def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("vision_bench.tasks.studies")
     from vision_bench.cli import main
@@ -261,6 +264,7 @@ def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path, monk
     assert "Rank correlations" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # the whole command on an export
 def test_cli_compare_metrics_perturbs_the_targets_of_an_export(tmp_path: Path) -> None:
     from vision_bench.cli import main
     from vision_bench.data.export import ExportOptions, export_dataset

@@ -16,8 +16,8 @@ from vision_bench.data import atomic
 from vision_bench.data.errors import DataError, ManifestError
 from vision_bench.data.export import PROGRESS_DIR, ExportOptions, export_dataset
 from vision_bench.data.manifest import MANIFEST_NAME, read_manifest, write_manifest
-from vision_bench.data.verify import verify_export
 from vision_bench.data.sources import load_config
+from vision_bench.data.verify import verify_export
 from vision_bench.tasks.config import TaskConfig
 
 COUNTS = {"train": 9, "val_id": 2, "val_ood": 2, "test_id": 1, "test_ood": 1}
@@ -61,6 +61,7 @@ def test_single_export_layout(reference: dict[str, str]) -> None:
     assert sum(name.endswith("_input.png") for name in names) == sum(COUNTS.values())
 
 
+@pytest.mark.slow  # two worker processes export the whole config
 def test_two_workers_give_identical_bytes(config: TaskConfig, reference: dict[str, str], tmp_path: Path) -> None:
     export_dataset(config, SPEC, tmp_path, OPTIONS, workers=2)
     assert tree(tmp_path) == reference
@@ -225,6 +226,7 @@ def test_export_and_verify_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "no manifest" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # an export in a subprocess, killed and resumed
 def test_kill_9_mid_export_then_resume(reference: dict[str, str], tmp_path: Path) -> None:
     import signal
     import subprocess

@@ -193,27 +193,41 @@ def test_parquet_export_loads_with_hugging_face_datasets(config: TaskConfig, exp
     assert loaded[3]["input_grid"] == reference["input_grid"].tolist()
 
 
-def test_corrupt_files_raise_errors_naming_them(exports: dict[str, Path], tmp_path: Path) -> None:
+CORRUPTIONS = {
+    # format: (file in the export, its bytes -> the corrupt bytes, split opened, whether the error comes
+    # when item 2 is read rather than when the export opens, the error, what it must say)
+    "folder": ("train/00000002_input.png", lambda data: data[:40], "train", True, UserError,
+               "00000002_input.png: cannot decode"),
+    "parquet": ("train/part-00001.parquet", lambda data: data[:100], "train", False, CorruptFileError,
+                "part-00001.parquet: not a readable Parquet file"),
+    "webdataset": ("train/part-00000.tar", lambda data: data[:700], "train", False, CorruptFileError,
+                   "part-00000.tar"),
+    "grids": ("test_ood/part-00000.parquet", lambda data: b"PAR1 not really", "test_ood", False, UserError,
+              "part-00000.parquet: not a readable Parquet file"),
+}
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_corrupt_files_raise_errors_naming_them(name: str, exports: dict[str, Path], tmp_path: Path) -> None:
     import shutil
 
-    for name in FORMATS:
-        shutil.copytree(exports[name], tmp_path / name)
-    png = tmp_path / "folder/train/00000002_input.png"
-    png.write_bytes(png.read_bytes()[:40])
-    with pytest.raises(UserError, match="00000002_input.png: cannot decode"):
-        open_export(tmp_path / "folder", "train")[2]
-    part = tmp_path / "parquet/train/part-00001.parquet"
-    part.write_bytes(part.read_bytes()[:100])
-    with pytest.raises(CorruptFileError, match="part-00001.parquet: not a readable Parquet file"):
-        open_export(tmp_path / "parquet", "train")
-    tar = tmp_path / "webdataset/train/part-00000.tar"
-    tar.write_bytes(tar.read_bytes()[:700])
-    with pytest.raises(CorruptFileError, match="part-00000.tar"):
-        open_export(tmp_path / "webdataset", "train")
-    grids = tmp_path / "grids/test_ood/part-00000.parquet"
-    grids.write_bytes(b"PAR1 not really")
-    with pytest.raises(UserError, match="part-00000.parquet: not a readable Parquet file"):
-        open_export(tmp_path / "grids", "test_ood")
+    relative, corrupt, split, on_item, error, message = CORRUPTIONS[name]
+    root = tmp_path / name
+    shutil.copytree(exports[name], root)
+    (root / relative).write_bytes(corrupt((root / relative).read_bytes()))
+    if on_item:
+        dataset = open_export(root, split)
+        with pytest.raises(error, match=message):
+            dataset[2]
+    else:
+        with pytest.raises(error, match=message):
+            open_export(root, split)
+
+
+def test_missing_image_is_named(exports: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(exports["folder"], tmp_path / "folder")
     (tmp_path / "folder/val_id/00000000_target.png").unlink()
     with pytest.raises(FileNotFoundError, match="00000000_target.png"):
         open_export(tmp_path / "folder", "val_id")[0]

@@ -85,8 +85,9 @@ def test_copy_input_never_solves_a_translation(baseline_evaluation) -> None:
         entry = baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][split]
         assert entry["n"] == 6 and entry["metrics"]["grid_accuracy"] == 0.0 and entry["metrics"]["mse"] > 0
     # on OOD inputs, copying the input is not "translate_up applied" (the only training sequence)
-    assert baseline_evaluation.metrics["baselines"]["copy_input"]["splits"]["test_ood"]["metrics"]["stubbornness"] == 0.0
-    assert "stubbornness" not in baseline_evaluation.metrics["baselines"]["copy_input"]["splits"]["test_id"]["metrics"]
+    copy_input = baseline_evaluation.metrics["baselines"]["copy_input"]["splits"]
+    assert copy_input["test_ood"]["metrics"]["stubbornness"] == 0.0
+    assert "stubbornness" not in copy_input["test_id"]["metrics"]
 
 
 def test_metrics_json_means_equal_the_per_sample_table(baseline_evaluation) -> None:
@@ -94,13 +95,15 @@ def test_metrics_json_means_equal_the_per_sample_table(baseline_evaluation) -> N
     assert set(table["predictor"]) == {"copy_input", "mean_target", "ground_truth"}
     assert len(table["index"]) == 3 * 12
     for predictor in ("copy_input", "mean_target"):
-        rows = [i for i, (p, s) in enumerate(zip(table["predictor"], table["split"])) if p == predictor and s == "test_ood"]
+        rows = [i for i, (p, s) in enumerate(zip(table["predictor"], table["split"]))
+                if p == predictor and s == "test_ood"]
         mse = np.mean([table["mse"][i] for i in rows])
         ga = 100 * np.mean([table["grid_accuracy"][i] for i in rows])
         entry = baseline_evaluation.metrics["baselines"][predictor]["splits"]["test_ood"]["metrics"]
         assert entry["mse"] == pytest.approx(mse) and entry["grid_accuracy"] == pytest.approx(ga)
     gaps = baseline_evaluation.metrics["baselines"]["copy_input"]["gaps"]["test_id/test_ood"]
-    copy_mse = {s: baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][s]["metrics"]["mse"] for s in SPLITS}
+    copy_mse = {s: baseline_evaluation.metrics["baselines"]["copy_input"]["splits"][s]["metrics"]["mse"]
+                for s in SPLITS}
     assert gaps["mse"] == pytest.approx(np.log(copy_mse["test_ood"]) - np.log(copy_mse["test_id"]))
 
 
@@ -125,7 +128,8 @@ def test_sheets_show_best_and_worst_cases(baseline_evaluation) -> None:
 
 def test_extremes_keep_highest_accuracy_then_lowest_error() -> None:
     extremes = Extremes(2)
-    for key, label in [((1.0, -0.1), "a"), ((0.0, -0.5), "b"), ((1.0, -0.01), "c"), ((0.0, -0.9), "d"), ((0.0, -0.2), "e")]:
+    for key, label in [((1.0, -0.1), "a"), ((0.0, -0.5), "b"), ((1.0, -0.01), "c"), ((0.0, -0.9), "d"),
+                       ((0.0, -0.2), "e")]:
         extremes.offer(key, lambda label=label: label)
     best, worst = extremes.rows()
     assert best == ["c", "a"] and worst == ["d", "b"]

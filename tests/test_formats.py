@@ -45,7 +45,9 @@ def test_generated_parquet_round_trips_every_field(samples: list[TaskSample], tm
     assert [np.array(f).tolist() for f in first["frames"]] == [f.tolist() for f in samples[0].frames]
 
 
-def test_small_row_groups_and_empty_files(samples: list[TaskSample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_row_groups_and_empty_files(
+    samples: list[TaskSample], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("vision_bench.tasks.formats.ROW_GROUP", 4)
     write_parquet(iter(samples), tmp_path / "groups.parquet")
     assert pq.ParquetFile(tmp_path / "groups.parquet").num_row_groups == 7
@@ -171,3 +173,39 @@ def test_reads_all_400_arc_training_tasks(arc_dir: Path) -> None:
     assert all(1 <= side <= 30 for r in records for side in (*r.input.shape, *r.output.shape))
     first = json.loads(files[0].read_text())
     assert records[0].input.tolist() == first["train"][0]["input"] and records[0].task_key == files[0].stem
+
+
+# --- export formats (vision_bench.data.export_formats) --------------------------------------------
+
+
+def test_export_format_entries_say_what_each_format_stores() -> None:
+    from vision_bench.data.export_formats import FORMATS, formats_that_store
+
+    assert FORMATS.names() == ["grids", "folder", "parquet", "webdataset"]
+    assert formats_that_store(frames=True) == ["folder", "webdataset"]
+    assert formats_that_store(masks=True) == ["folder", "parquet", "webdataset"]
+    assert [name for name, entry in FORMATS.items() if not entry.images] == ["grids"]
+    readers = {name: entry.dataset_class().__name__ for name, entry in FORMATS.items()}
+    assert readers == {"grids": "GridsDataset", "folder": "FolderDataset", "parquet": "ParquetImageDataset",
+                       "webdataset": "WebDatasetDataset"}
+    for _, entry in FORMATS.items():
+        writer = entry.module()
+        assert callable(writer.write_shard) and callable(writer.count_samples)
+
+
+@pytest.mark.parametrize(("format_name", "flags", "message"), [
+    ("grids", {"frames": True, "masks": True},
+     "--frames and --masks: need an image format that stores them (folder, webdataset), not grids"),
+    ("parquet", {"frames": True}, "--frames: need an image format that stores them (folder, webdataset), not parquet"),
+    ("parquet", {"frames": True, "masks": True},
+     "--frames: need an image format that stores them (folder, webdataset), not parquet"),
+])
+def test_export_options_refuse_what_the_format_cannot_store(format_name: str, flags: dict[str, bool],
+                                                           message: str) -> None:
+    from vision_bench.data.errors import DataError
+    from vision_bench.data.export import ExportOptions
+
+    with pytest.raises(DataError) as raised:
+        ExportOptions(format=format_name, **flags)
+    assert str(raised.value) == message
+    assert ExportOptions(format="parquet", masks=True).masks

@@ -59,7 +59,8 @@ def test_samples_are_a_function_of_seed_split_and_index(config: TaskConfig, trai
     assert generate_split(config, "train", start=20, stop=25) == train[20:25]
     reseeded = TaskConfig.from_dict({**MIXED, "seed": 8})
     assert generate_sample(reseeded, "train", 0) != train[0]
-    assert sample_rng(7, "train", 3).random() == sample_rng(7, "train", 3).random() != sample_rng(7, "val_id", 3).random()
+    assert (sample_rng(7, "train", 3).random() == sample_rng(7, "train", 3).random()
+            != sample_rng(7, "val_id", 3).random())
 
 
 def test_two_workers_write_byte_identical_parquet(config: TaskConfig, train: list[TaskSample], tmp_path: Path) -> None:
@@ -198,7 +199,8 @@ def test_distance_objects_are_placed_whole() -> None:
     })
     for sample in generate_split(config, "train"):
         assert all(meta["properties"]["connectivity"] == "distance" for meta in sample.objects)
-        objects = [GridObject(sample.input[t:b, l:r], t, l) for t, l, b, r in (m["bbox"] for m in sample.objects)]
+        objects = [GridObject(sample.input[top:bottom, left:right], top, left)
+                   for top, left, bottom, right in (m["bbox"] for m in sample.objects)]
         assert np.array_equal(draw_objects(sample.input.shape, apply_step(objects, "translate_down", (12, 12))),
                               sample.output)
 
@@ -227,8 +229,9 @@ def test_infeasible_configs_fail_fast_naming_the_cause(update: dict, message: st
     [
         ({"transformations": ["rot9"]}, "transformations: unknown transformation 'rot9'; did you mean 'rot90'"),
         ({"sequences": [["rot90"]], "transformations": ["rot90"]}, "set exactly one of"),
-        ({"transformations": ["rot90"], "samples": {"tran": 3}}, "unknown key 'samples.tran'"),
-        ({"transformations": ["rot90"], "splits": {"test_ood": {"grid_hieght": 3}}}, "unknown key 'splits.test_ood.grid_hieght'"),
+        ({"transformations": ["rot90"], "samples": {"tran": 3}}, "samples.tran: unknown key; did you mean 'train'"),
+        ({"transformations": ["rot90"], "splits": {"test_ood": {"grid_hieght": 3}}},
+         "splits.test_ood.grid_hieght: unknown key; did you mean 'grid_height'"),
         ({"transformations": ["rot90"], "grid_height": [12, 4]}, "grid_height: the range \\[12, 4\\] is empty"),
         ({"transformations": ["rot90"], "depth": 5}, "depth"),
         ({"sequences": [["rot90"] * 5]}, "use 1 to 4"),
@@ -261,7 +264,9 @@ def test_config_yaml_round_trip_and_split_overrides(tmp_path: Path) -> None:
 
 def test_reference_config_matches_its_description() -> None:
     config = TaskConfig.from_yaml(Path(__file__).parents[1] / "configs" / "reference_generation.yaml")
-    assert (config.grid_height, config.grid_width, config.n_objects, config.depth) == ((20, 20), (20, 20), (4, 4), (2, 2))
+    assert (config.grid_height, config.grid_width, config.n_objects, config.depth) == (
+        (20, 20), (20, 20), (4, 4), (2, 2)
+    )
     assert len(config.transformations) == 28 and config.object_filter[0].max_height == 5
     sample = generate_sample(config, "train", 0)
     assert len(sample.objects) == 4 and len(sample.sequence) == 2
@@ -269,8 +274,8 @@ def test_reference_config_matches_its_description() -> None:
 
 def test_cli_generate_writes_every_split_and_the_manifest_last(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "data"
-    args = ["generate", "--study", "compgen/C1/2", "--out", str(out), "--n-train", "12", "--n-val", "3", "--n-test", "2",
-            "--seed", "4"]
+    args = ["generate", "--study", "compgen/C1/2", "--out", str(out), "--n-train", "12", "--n-val", "3",
+            "--n-test", "2", "--seed", "4"]
     assert main(args) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted([*(f"{s}.parquet" for s in SPLITS), "manifest.json"])
     manifest = json.loads((out / "manifest.json").read_text())
@@ -297,7 +302,7 @@ def test_cli_generate_reports_user_errors(tmp_path: Path, capsys: pytest.Capture
     bad = tmp_path / "bad.yaml"
     bad.write_text("transformations: [rot90]\nobject_filter: {max_heigth: 3}\n")
     assert main(["generate", "--config", str(bad), "--out", str(tmp_path / "x")]) == 2
-    assert "unknown key 'object_filter.max_heigth'" in capsys.readouterr().err
+    assert "object_filter.max_heigth: unknown key; did you mean 'max_height'?" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
     infeasible = tmp_path / "infeasible.yaml"
     infeasible.write_text("transformations: [rot90]\ngrid_height: 5\ngrid_width: 5\nn_objects: 10\n")
@@ -307,3 +312,15 @@ def test_cli_generate_reports_user_errors(tmp_path: Path, capsys: pytest.Capture
     assert main(["generate", "--config", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "z")]) == 2
     assert "missing.yaml does not exist; pass the path of a YAML file" in capsys.readouterr().err
     assert not (tmp_path / "z").exists()
+
+
+def test_plans_are_shared_by_content_and_every_planning_cache_is_bounded() -> None:
+    from vision_bench.tasks import planning
+
+    config = TaskConfig.from_dict(MIXED)
+    plan = planning.plan_for(config, "val_id")
+    assert planning.plan_for(TaskConfig.from_dict(MIXED), "val_id") is plan  # an equal config, another object
+    assert planning.plan_for(config, "val_ood") is not plan
+    assert planning.plan_for(TaskConfig.from_dict({**MIXED, "seed": 8}), "val_id") is not plan
+    for cache in (planning.placement_shape, planning._after, planning._box, planning._plan):
+        assert cache.cache_info().maxsize is not None

@@ -83,7 +83,7 @@ def save_png(image: np.ndarray, path: Path) -> None:
     Image.fromarray(image).save(path)
 
 
-@pytest.mark.parametrize("net", ["alex", "vgg"])
+@pytest.mark.parametrize("net", ["alex", pytest.param("vgg", marks=pytest.mark.slow)])  # VGG16: seconds
 def test_score_equals_the_official_package(tmp_path: Path, weights: Path, net: str,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     pred_dir, target_dir = rendered_pairs(tmp_path)

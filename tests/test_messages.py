@@ -26,8 +26,8 @@ def test_a_long_list_of_names_points_to_the_command_that_prints_it() -> None:
 
 
 def test_unknown_metric_on_the_command_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from vision_bench.metrics import compute_metrics
     from vision_bench.errors import UnknownNameError
+    from vision_bench.metrics import compute_metrics
 
     with pytest.raises(UnknownNameError, match="did you mean 'lpips'.*`vision-bench metrics` lists all"):
         compute_metrics(torch.zeros(1, 3, 8, 8), torch.zeros(1, 3, 8, 8), names=["lpipz"])

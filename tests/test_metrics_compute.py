@@ -77,13 +77,16 @@ def test_summarize_concatenates_batches_and_reports_percent() -> None:
 
 def test_gaps_by_hand() -> None:
     records = [
-        {"experiment": "C1/1", "seed": 0, "id": {"grid_accuracy": 90.0, "mse": 0.01}, "ood": {"grid_accuracy": 60.0, "mse": 0.04}},
-        {"experiment": "C1/1", "seed": 1, "id": {"grid_accuracy": 80.0, "mse": 0.02}, "ood": {"grid_accuracy": 70.0, "mse": 0.02}},
+        {"experiment": "C1/1", "seed": 0,
+         "id": {"grid_accuracy": 90.0, "mse": 0.01}, "ood": {"grid_accuracy": 60.0, "mse": 0.04}},
+        {"experiment": "C1/1", "seed": 1,
+         "id": {"grid_accuracy": 80.0, "mse": 0.02}, "ood": {"grid_accuracy": 70.0, "mse": 0.02}},
     ]
     gaps = aggregate_gaps(records)
     assert set(gaps) == {"grid_accuracy", "mse"}
     # accuracy gaps 30 and 10 points: mean 20, sample std 14.142, SEM 10
-    assert (gaps["grid_accuracy"].mean, gaps["grid_accuracy"].sem, gaps["grid_accuracy"].n) == pytest.approx((20.0, 10.0, 2))
+    assert ((gaps["grid_accuracy"].mean, gaps["grid_accuracy"].sem, gaps["grid_accuracy"].n)
+            == pytest.approx((20.0, 10.0, 2)))
     # log-MSE gaps log 4 = 1.3863 and 0: mean 0.6931, SEM |1.3863 - 0| / 2 = 0.6931
     assert gaps["mse"].mean == pytest.approx(math.log(4) / 2) and gaps["mse"].sem == pytest.approx(math.log(4) / 2)
 
@@ -129,3 +132,38 @@ def test_decode_predictions_round_trip_with_the_renderer() -> None:
     images = torch.from_numpy(raster.render_batch(list(grids), spec, seeds=[0, 0])).permute(0, 3, 1, 2)
     decoded = decode_predictions(images.float() / 255, spec, [[6, 7], [6, 7]])
     assert decoded.tolist() == grids.tolist()
+
+
+LISTINGS = {
+    "evaluate": ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips"),
+    "bench": ("grid_accuracy", "mse", "ssim", "lpips"),
+    "report": ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips", "fg_mse"),
+    "alpha_plot": ("grid_accuracy", "mse", "lpips"),
+    "perturbation_study": ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips", "fg_mse", "psnr"),
+    "rank_study": ("mse", "ssim", "lpips", "fg_mse", "psnr", "changed_mse", "mse_sum"),
+    "rank_reference": ("grid_accuracy", "object_pixel_accuracy"),
+}
+
+
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
+def test_each_table_lists_the_metrics_its_registry_entries_name(listing: str) -> None:
+    from vision_bench.metrics import listed_in
+
+    assert listed_in(listing) == LISTINGS[listing]  # type: ignore[arg-type]
+
+
+def test_every_metric_has_its_own_labels() -> None:
+    from vision_bench.bench.tables import short, title
+
+    shorts = [spec.short_label for _, spec in METRICS.items()]
+    assert len(set(shorts)) == len(shorts) and all(shorts)
+    assert (title("grid_accuracy"), short("grid_accuracy")) == ("GA: grid accuracy (%)", "GA")
+    assert (title("object_pixel_accuracy"), short("paper_ppa")) == ("Obj-PPA: object pixel accuracy (%)", "PPA (G.2)")
+    assert short("not_a_metric") == "not_a_metric"
+
+
+def test_checkpoint_selection_reads_directions_from_the_registry() -> None:
+    from vision_bench.train.config import SELECTION_METRICS
+
+    assert SELECTION_METRICS == {"loss": "lower", "mse": "lower", "grid_accuracy": "higher"}
+    assert all(SELECTION_METRICS[name] == METRICS[name].direction for name in SELECTION_METRICS if name != "loss")

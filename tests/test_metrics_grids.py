@@ -105,7 +105,8 @@ def test_only_real_cells_count() -> None:
     values = compute_metrics(pred_grids=pred, target_grids=target, names=GRID_METRICS)
     assert all(values[name].item() == 1 for name in GRID_METRICS)
     pred[0, 0, 0] = 6
-    assert compute_metrics(pred_grids=pred, target_grids=target, names=["pixel_accuracy"])["pixel_accuracy"].item() == pytest.approx(8 / 9)
+    values = compute_metrics(pred_grids=pred, target_grids=target, names=["pixel_accuracy"])
+    assert values["pixel_accuracy"].item() == pytest.approx(8 / 9)
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -86,3 +87,19 @@ def test_the_one_pass_checks_every_image_batch_range(threads: int, batch: str, v
                             names=["ssim", "mse", "changed_mse"])
     finally:
         torch.set_num_threads(previous)
+
+
+def test_ssim_leaves_its_maps_alone_and_each_call_gets_its_own() -> None:
+    """No shared scratch memory: the squared-error map that the pixel sums read stays the squared
+    error after SSIM is computed from it, and a second chunk's maps do not overwrite the first's."""
+    from vision_bench.metrics.ssim import difference_maps, gaussian_window, ssim_of_maps
+
+    generator = torch.Generator().manual_seed(5)
+    a, b, c, d = (torch.rand(2, 3, 16, 16, generator=generator).numpy() for _ in range(4))
+    first = difference_maps(a, b, 1.0)
+    second = difference_maps(c, d, 1.0)
+    values = ssim_of_maps(first, gaussian_window().numpy(), 1.0)
+    assert not np.shares_memory(first, second)
+    np.testing.assert_array_equal(first[3], np.square(a - b))
+    torch.testing.assert_close(torch.from_numpy(values), ssim(torch.from_numpy(a), torch.from_numpy(b)),
+                               atol=0, rtol=0)

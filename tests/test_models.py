@@ -25,7 +25,6 @@ from vision_bench.models.heads import PaletteHead
 from vision_bench.models.vit import TokenDecoder
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
@@ -37,11 +36,21 @@ PALETTE = np.array(
     ],
     dtype=np.uint8,
 )
-NETWORKS = [
-    ("unet:test_resnet", {"decoder_width": 4}),
-    ("bottleneck:test_resnet", {"decoder_width": 4, "latent_dim": 32}),
-    ("vit:test_vit", {}),
-]  # vit:<timm vit> with decoder='transformer' (SVIB's decoder): tests/test_svib_models.py
+SMALL_OPTIONS = {
+    "unet": {"decoder_width": 4},
+    "bottleneck": {"decoder_width": 4, "latent_dim": 32},
+    "ground_truth": {"render_spec": {"size": [64, 64]}},
+}
+"""Options that make a family's test model small or buildable; a family not named here is tested with its defaults."""
+FAMILIES = MODELS.names()
+TRAINABLE = [family for family in FAMILIES if MODELS[family].trainable]
+BASELINES = [family for family in FAMILIES if not MODELS[family].trainable]
+
+
+def smallest_model_name(family: str) -> str:
+    """The family's smallest model: `family:test_backbone`, or the family's name for a baseline."""
+    backbone = MODELS[family].test_backbone
+    return family if backbone is None else f"{family}:{backbone}"
 
 
 def images_of(grids: torch.Tensor, cell: int) -> torch.Tensor:
@@ -88,14 +97,15 @@ def shifted_squares(count: int, size: int, shifts: tuple[int, ...], cell: int = 
 # --- every family and head trains, at two sizes, with and without task conditioning ---------------
 
 
-@pytest.mark.parametrize("name,options", NETWORKS, ids=lambda v: v if isinstance(v, str) else ",".join(v) or "default")
+@pytest.mark.parametrize("family", TRAINABLE)
 @pytest.mark.parametrize("head", ["rgb", "palette"])
-@pytest.mark.parametrize("size", [64, 128])
+@pytest.mark.parametrize("size", [32, 64])
 @pytest.mark.parametrize("conditioned", [False, True], ids=["plain", "task_code"])
-def test_forward_backward(name: str, options: dict, head: str, size: int, conditioned: bool) -> None:
+def test_forward_backward(family: str, head: str, size: int, conditioned: bool) -> None:
+    name = smallest_model_name(family)
     model = create_model(
         name, image_size=size, head=head, palette_colors=PALETTE if head == "palette" else None,
-        task_conditioning=conditioned, **options,
+        task_conditioning=conditioned, **SMALL_OPTIONS.get(family, {}),
     )
     batch = random_batch(size)
     raw = model(batch["input"], batch["task_code"])
@@ -307,7 +317,6 @@ def test_mean_target_predicts_the_mean_training_target() -> None:
 def ground_truth_batch(spec, seeds: list[int]) -> tuple[dict, torch.Tensor]:
     """Two grids of different sizes, their sequences, and the targets drawn from hand-made output grids."""
     from render.raster import render_batch
-
     from vision_bench.data.collate import pad_grids
     from vision_bench.data.images import batch_tensor
 
@@ -351,14 +360,17 @@ def test_ground_truth_predicts_the_rendered_target(spec_options: dict) -> None:
 RENAMED = "'oracle' is now 'ground_truth'"
 
 
-def test_the_old_oracle_name_points_to_ground_truth() -> None:
+@pytest.mark.parametrize("name", ["oracle", "oracle:test_resnet"])
+def test_create_model_refuses_the_old_oracle_name(name: str) -> None:
+    with pytest.raises(UnknownNameError, match=RENAMED) as caught:
+        create_model(name, image_size=24)
+    assert "'svib:oracle'" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_baselines_and_bench_configs_refuse_the_old_oracle_name() -> None:
     from vision_bench.bench.config import BenchConfig
     from vision_bench.evaluation import check_baselines
 
-    for name in ("oracle", "oracle:test_resnet"):
-        with pytest.raises(UnknownNameError, match=RENAMED) as caught:
-            create_model(name, image_size=24)
-        assert "'svib:oracle'" in str(caught.value) and "\n" not in str(caught.value)
     with pytest.raises(UnknownNameError, match=RENAMED):
         check_baselines(["copy_input", "oracle"])
     with pytest.raises(ConfigError, match=f"baselines: {RENAMED}"):
@@ -484,24 +496,86 @@ def test_batch_errors() -> None:
 # --- command line ------------------------------------------------------------------------------------------
 
 
-def test_models_command_lists_families_and_baselines(capsys) -> None:
+def test_models_command_lists_families_then_baselines(capsys) -> None:
     assert main(["models"]) == 0
     lines = capsys.readouterr().out.splitlines()
     listed = [line.split("\t") for line in lines if not line.startswith("#")]
-    assert [usage for usage, _ in listed] == [
-        "unet:<timm cnn>", "bottleneck:<timm cnn>", "vit:<timm vit>", "svib:<i2i-cnn|i2i-vit|oracle>", "copy_input",
-        "mean_target", "ground_truth",
-    ]
-    assert all(description for _, description in listed)
-    assert len(listed) == len(MODELS)
+    assert listed == [[MODELS[family].usage, MODELS.description(family)] for family in FAMILIES]
+    assert FAMILIES == TRAINABLE + BASELINES, "the networks are listed before the baselines"
+    assert FAMILIES[:4] == ["unet", "bottleneck", "vit", "svib"]
     assert any("timm" in line for line in lines if line.startswith("#"))
 
 
-def test_models_command_timm_and_describe(capsys) -> None:
-    assert main(["models", "--timm", "test_vit*"]) == 0
-    assert "test_vit2" in capsys.readouterr().out.split()
-    assert main(["models", "--describe", "vit:test_vit", "--image-size", "64"]) == 0
+DESCRIBABLE = [family for family in FAMILIES if "render_spec" not in SMALL_OPTIONS.get(family, {})]
+
+
+@pytest.mark.parametrize("family", DESCRIBABLE)
+def test_models_command_describes_the_familys_own_options(family: str, capsys) -> None:
+    assert main(["models", "--describe", smallest_model_name(family), "--image-size", "64"]) == 0
     description = json.loads(capsys.readouterr().out)
-    assert description["family"] == "vit" and description["patch_size"] == 16 and description["parameters"] > 0
-    assert main(["models", "--describe", "unet:no_such_net"]) == 2
-    assert "unknown timm model 'no_such_net'" in capsys.readouterr().err
+    assert description["family"] == family and description["image_size"] == 64
+    declared = description["family_options"]
+    assert declared == json.loads(json.dumps(MODELS[family].options.describe()))
+    assert all(entry["help"] for entry in declared.values())
+    shown = {name: entry["default"] for name, entry in declared.items() if name in description}
+    assert {name: description[name] for name in shown if shown[name] is not None} == {
+        name: default for name, default in shown.items() if default is not None
+    }, "a model built with the defaults reports the declared defaults"
+
+
+# --- every registered family, from its registry entry ------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_builds_from_its_registry_entry(family: str) -> None:
+    entry = MODELS[family]
+    model = create_model(smallest_model_name(family), image_size=64, **SMALL_OPTIONS.get(family, {}))
+    assert type(model).family == family == model.family and isinstance(model, entry)
+    assert model.name == smallest_model_name(family) and model.image_size == 64
+    assert entry.usage.startswith(family) and MODELS.description(family)
+    assert (entry.example_backbone is None) == (entry.test_backbone is None) == (not entry.trainable)
+
+
+@pytest.mark.parametrize("family", TRAINABLE)
+def test_a_network_family_needs_a_name_after_the_colon(family: str) -> None:
+    with pytest.raises(ConfigError, match=f"e.g. {family}:{MODELS[family].example_backbone}"):
+        create_model(family)
+
+
+@pytest.mark.parametrize("family", BASELINES)
+def test_a_baseline_takes_no_name_after_the_colon(family: str) -> None:
+    with pytest.raises(ConfigError, match="takes no backbone"):
+        create_model(f"{family}:test_resnet")
+
+
+def options_of_other_families(family: str) -> dict[str, object]:
+    """Each option that only other families declare -> a value one of them accepts."""
+    values: dict[str, object] = {}
+    for other in FAMILIES:
+        for option, entry in MODELS[other].options.describe().items():
+            if option not in MODELS[family].options.names():
+                values.setdefault(option, 8 if entry["default"] is None else entry["default"])
+    return values
+
+
+@pytest.mark.parametrize(
+    "family,option", [(family, option) for family in FAMILIES for option in options_of_other_families(family)]
+)
+def test_an_option_of_another_family_is_refused_when_set(family: str, option: str) -> None:
+    value = options_of_other_families(family)[option]
+    with pytest.raises(ConfigError, match=f"does not take option\\(s\\) {option};") as caught:
+        create_model(smallest_model_name(family), image_size=64, **SMALL_OPTIONS.get(family, {}), **{option: value})
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_options_of_other_families_left_unset_are_ignored(family: str) -> None:
+    """A config may carry every family's options at None (unset): each family builds, unchanged."""
+    unset = dict.fromkeys(options_of_other_families(family))
+    options = {"image_size": 64, **SMALL_OPTIONS.get(family, {})}
+    torch.manual_seed(0)
+    model = create_model(smallest_model_name(family), **options, **unset)
+    torch.manual_seed(0)
+    plain = create_model(smallest_model_name(family), **options)
+    assert model.describe() == plain.describe()
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), plain.state_dict().values()))

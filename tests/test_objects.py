@@ -38,7 +38,9 @@ def test_plus_is_a_symmetric_uniform_diamond() -> None:
     p = props([[0, 4, 0], [4, 4, 4], [0, 4, 0]])
     assert (p.height, p.width, p.n_cells, p.n_colors) == (3, 3, 5, 1)
     assert p.symmetries == ALL_SYMMETRIES and p.symmetric
-    assert (p.connectivity, p.color_pattern, p.footprint, p.outline, p.hollow) == (4, "uniform", "diamond", False, False)
+    assert (p.connectivity, p.color_pattern, p.footprint, p.outline, p.hollow) == (
+        4, "uniform", "diamond", False, False
+    )
 
 
 def test_ring_is_a_hollow_square_outline() -> None:
@@ -153,7 +155,9 @@ filters = st.fixed_dictionaries({
     "symmetric": st.none() | st.booleans(),
     "symmetries": st.lists(st.sampled_from(SYMMETRIES), max_size=2, unique=True).map(tuple),
     "connectivity": st.none() | st.sampled_from([4, 8, "distance"]),
-    "color_pattern": st.none() | st.lists(st.sampled_from(COLOR_PATTERNS), min_size=1, max_size=3, unique=True).map(tuple),
+    "color_pattern": (
+        st.none() | st.lists(st.sampled_from(COLOR_PATTERNS), min_size=1, max_size=3, unique=True).map(tuple)
+    ),
     "footprint": st.none() | st.lists(st.sampled_from(FOOTPRINTS), min_size=1, max_size=3, unique=True).map(tuple),
     "hollow": st.none() | st.booleans(),
 }).filter(lambda d: not (d["symmetric"] is False and d["symmetries"])).map(lambda d: ObjectFilter(**d))
@@ -181,7 +185,8 @@ def test_user_phrasings_select_what_they_say(library: ObjectLibrary) -> None:
         assert p.height <= 6 and p.width <= 6 and p.n_colors == 1 and p.symmetries
     rich = ObjectFilter(symmetric=False, min_colors=2)
     assert len(library.select(rich)) > 0
-    assert all(not library.properties[i].symmetries and library.properties[i].n_colors >= 2 for i in library.select(rich))
+    assert all(not library.properties[i].symmetries and library.properties[i].n_colors >= 2
+               for i in library.select(rich))
 
 
 def test_same_seed_same_samples(library: ObjectLibrary) -> None:
@@ -193,7 +198,7 @@ def test_same_seed_same_samples(library: ObjectLibrary) -> None:
 @pytest.mark.parametrize(
     ("object_filter", "message"),
     [
-        ({"max_heigth": 3}, "unknown key 'object_filter.max_heigth'"),
+        ({"max_heigth": 3}, "object_filter.max_heigth: unknown key; did you mean 'max_height'"),
         ({"min_height": 5, "max_height": 2}, "min_height \\(5\\) is larger than max_height \\(2\\)"),
         ({"colors": [0, 3]}, "colors must be distinct object colors 1-9"),
         ({"footprint": "blob"}, "object_filter.footprint"),

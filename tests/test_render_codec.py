@@ -36,7 +36,10 @@ def test_jpeg_quality_and_subsampling(image: np.ndarray) -> None:
     error_best = np.abs(load(best).astype(int) - image).mean()
     error_low = np.abs(load(low).astype(int) - image).mean()
     assert error_best < error_low
-    with Image.open(io.BytesIO(encode(image, "jpeg"))) as full, Image.open(io.BytesIO(encode(image, "jpeg", subsampling=True))) as half:
+    with (
+        Image.open(io.BytesIO(encode(image, "jpeg"))) as full,
+        Image.open(io.BytesIO(encode(image, "jpeg", subsampling=True))) as half,
+    ):
         assert [c[1:3] for c in full.layer] == [(1, 1)] * 3  # 4:4:4
         assert half.layer[0][1:3] == (2, 2)  # 4:2:0
 

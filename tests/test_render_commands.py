@@ -67,7 +67,8 @@ def test_render_jpeg_with_quality_and_a_spec_file(task_folder: Path, tmp_path: P
     [
         (["--palette", "acr"], "unknown palette 'acr'; did you mean 'arc'"),
         (["--size", "8", "8"], "grid does not fit 8x8 pixels with layout 'stretch'"),
-        (["--layout", "cell:5", "--size", "32", "32"], "does not fit 32x32 pixels with layout 'cell' and 5-pixel cells"),
+        (["--layout", "cell:5", "--size", "32", "32"],
+         "does not fit 32x32 pixels with layout 'cell' and 5-pixel cells"),
         (["--quality", "90"], "--quality applies to --image-format jpeg only"),
         (["--blur", "gaussian:-1"], "gaussian blur needs sigma"),
     ],

@@ -24,6 +24,7 @@ def arc_grids(arc_dir: Path) -> list[np.ndarray]:
     return grids
 
 
+@pytest.mark.slow  # all 400 ARC tasks, PNG and JPEG
 @pytest.mark.parametrize("layout", ["stretch", "fit"])
 def test_every_arc_grid_survives_png_and_jpeg_95(arc_dir: Path, layout: str) -> None:
     grids = arc_grids(arc_dir)
@@ -65,7 +66,8 @@ def rendered_with_cells_of(grid: np.ndarray, spec: RenderSpec, seed: int, pixels
     except SpecError:
         assume(False)
     place = placement(grid.shape, spec, seed)
-    runs = [np.bincount(labels[labels < n], minlength=n) for labels, n in ((place.rows, grid.shape[0]), (place.cols, grid.shape[1]))]
+    runs = [np.bincount(labels[labels < n], minlength=n)
+            for labels, n in ((place.rows, grid.shape[0]), (place.cols, grid.shape[1]))]
     visible = (runs[0] > 0)[:, None] & (runs[1] > 0)[None, :]
     assume(visible.any() and min(r[r > 0].min() for r in runs) >= pixels * spec.antialias)
     return image, visible
@@ -109,7 +111,9 @@ def blurred_cases(draw: st.DrawFn) -> tuple[np.ndarray, RenderSpec, int]:
 
 @settings(max_examples=60, deadline=None)
 @given(blurred_cases())
-def test_decode_is_exact_under_moderate_blur_with_cells_of_four_pixels(case: tuple[np.ndarray, RenderSpec, int]) -> None:
+def test_decode_is_exact_under_moderate_blur_with_cells_of_four_pixels(
+    case: tuple[np.ndarray, RenderSpec, int],
+) -> None:
     grid, spec, seed = case
     image, visible = rendered_with_cells_of(grid, spec, seed, 4)
     assert np.array_equal(decode(image, spec, grid.shape, seed=seed)[visible], grid[visible])
@@ -138,7 +142,8 @@ def test_random_background_needs_the_same_seed() -> None:
 @pytest.mark.parametrize(
     ("image", "shape", "error", "message"),
     [
-        (np.zeros((64, 64, 3), np.uint8), (3, 3), ImageError, "expected RGB images of 128x128x3 .* got shape \\(64, 64, 3\\)"),
+        (np.zeros((64, 64, 3), np.uint8), (3, 3), ImageError,
+         "expected RGB images of 128x128x3 .* got shape \\(64, 64, 3\\)"),
         (np.zeros((128, 128), np.uint8), (3, 3), ImageError, "got shape \\(128, 128\\)"),
         (np.full((128, 128, 3), 2.0), (3, 3), ImageError, "floats in \\[0, 1\\]"),
         (np.zeros((128, 128, 3), np.uint8), (0, 3), GridError, "grid_shape must be \\(rows, columns\\)"),

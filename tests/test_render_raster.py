@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from render import GridError, RenderSpec, SpecError, placement, render, render_batch
-from render.raster import cell_edges
 from render.palettes import PALETTES, palette_array
+from render.raster import cell_edges
 
 WHITE, BLUE, RED, GREEN = (255, 255, 255), (0, 116, 217), (255, 65, 54), (46, 204, 64)
 LINE = (0x55, 0x55, 0x55)
@@ -60,7 +60,8 @@ def test_fit_centers_square_cells_with_background_margin() -> None:
 
 @pytest.mark.parametrize(
     ("anchor", "top", "left"),
-    [("top-left", 0, 0), ("center", 3, 3), ("bottom-right", 6, 6), ("top", 0, 3), ("right", 3, 6), ("bottom-left", 6, 0)],
+    [("top-left", 0, 0), ("center", 3, 3), ("bottom-right", 6, 6),
+     ("top", 0, 3), ("right", 3, 6), ("bottom-left", 6, 0)],
 )
 def test_cell_layout_anchors(anchor: str, top: int, left: int) -> None:
     spec = RenderSpec(size=(10, 10), layout=f"cell:2:{anchor}", background="#102030")
@@ -172,9 +173,12 @@ def test_bigger_sigma_spreads_further() -> None:
 @pytest.mark.parametrize(
     ("grid", "spec", "message"),
     [
-        (np.zeros((100, 100), int), RenderSpec(size=(8, 8), layout="fit"), "a 100x100 grid does not fit 8x8 pixels with layout 'fit'"),
-        (np.zeros((20, 5), int), RenderSpec(size=(16, 16)), "a 20x5 grid does not fit 16x16 pixels with layout 'stretch'"),
-        (np.zeros((3, 3), int), RenderSpec(size=(8, 8), layout="cell:3"), "a 3x3 grid does not fit 8x8 pixels with layout 'cell' and 3-pixel cells"),
+        (np.zeros((100, 100), int), RenderSpec(size=(8, 8), layout="fit"),
+         "a 100x100 grid does not fit 8x8 pixels with layout 'fit'"),
+        (np.zeros((20, 5), int), RenderSpec(size=(16, 16)),
+         "a 20x5 grid does not fit 16x16 pixels with layout 'stretch'"),
+        (np.zeros((3, 3), int), RenderSpec(size=(8, 8), layout="cell:3"),
+         "a 3x3 grid does not fit 8x8 pixels with layout 'cell' and 3-pixel cells"),
         (np.zeros((4, 4), int), RenderSpec(size=(8, 8), gridlines=True), "gridlines leave no room"),
     ],
 )
@@ -194,3 +198,18 @@ def test_invalid_grids_and_seeds() -> None:
         render_batch([[[1]], [[2]]], RenderSpec(), seeds=[0])
     with pytest.raises(SpecError, match="seed must be"):
         render([[1]], RenderSpec(), seed=-5)
+
+
+@pytest.mark.parametrize("gridlines", [None, {"width": 1, "color": "#555555"}])
+@pytest.mark.parametrize("factor", [2, 3])
+def test_antialiasing_is_the_rounded_block_mean_of_the_supersampled_drawing(factor: int,
+                                                                            gridlines: dict | None) -> None:
+    """With `antialias: f`, each pixel is the mean of its f x f pixels in the drawing f times as large
+    (the stretch layout scales exactly), rounded half up."""
+    grids = np.random.default_rng(factor).integers(0, 10, (3, 7, 9))
+    spec = RenderSpec(size=(30, 40), antialias=factor, gridlines=gridlines)
+    large = render_batch(grids, RenderSpec(size=(30 * factor, 40 * factor), gridlines=
+                                           None if gridlines is None else {**gridlines, "width": factor}))
+    sums = large.reshape(3, 30, factor, 40, factor, 3).sum(axis=(2, 4))
+    expected = (sums + factor * factor // 2) // (factor * factor)
+    np.testing.assert_array_equal(render_batch(grids, spec), expected)

@@ -115,7 +115,8 @@ def test_saved_predictions_score_as_the_evaluation_did(tmp_path: Path, capsys: p
                           training_sequences(config)[0])
     device = pick_device("cpu")
     models, _ = build_baselines(("copy_input", "ground_truth"), data, device, batch_size=2)
-    stale = save(render(grid(0), SPEC), tmp_path / "eval" / "predictions" / "ground_truth" / "test_id" / "00000099_pred.png")
+    stale = save(render(grid(0), SPEC),
+                 tmp_path / "eval" / "predictions" / "ground_truth" / "test_id" / "00000099_pred.png")
     result = evaluate_predictors(models, data, tmp_path / "eval", device=device, batch_size=2, save_predictions=True)
     for index in range(len(dataset)):
         save(to_uint8_image(dataset[index]["target"].numpy()), tmp_path / "split" / f"{index:08d}_target.png")
@@ -147,7 +148,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
         "grid-without-spec": [str(a), str(a), "--metrics", "grid_accuracy"],
         "bad-out": [str(a), str(a), "--out", str(tmp_path / "x.txt")],
         "bad-grid": [str(a), str(a), "--grid", "8by8"],
-        "corrupt": [str((tmp_path / "c.png")), str(a)],
+        "corrupt": [str(tmp_path / "c.png"), str(a)],
         "bad-device": [str(a), str(a), "--device", "bogus"],
     }[case]
     (tmp_path / "c.png").write_bytes(b"\x89PNG broken")

@@ -115,7 +115,8 @@ def test_every_study_generates_disjoint_splits(study_id: str) -> None:
             assert resolved.grid_height[0] <= sample.input.shape[0] <= resolved.grid_height[1]
             assert resolved.n_objects[0] <= len(sample.objects) <= resolved.n_objects[1]
             for meta in sample.objects:
-                props = ObjectProperties(**{**meta["properties"], "symmetries": tuple(meta["properties"]["symmetries"])})
+                props = ObjectProperties(**{**meta["properties"],
+                                            "symmetries": tuple(meta["properties"]["symmetries"])})
                 assert any(f.matches(props) and (f.colors is None or set(meta["colors"]) <= set(f.colors))
                            for f in resolved.object_filter)
     if study_id.startswith("compgen"):
@@ -126,7 +127,8 @@ def test_every_study_generates_disjoint_splits(study_id: str) -> None:
         for sample in by_split["test_ood"] + by_split["val_ood"]:
             for meta in sample.objects:
                 footprint = next(name for name, (shape, outline) in FOOTPRINTS.items()
-                                 if (shape, outline) == (meta["properties"]["footprint"], meta["properties"]["outline"]))
+                                 if (shape, outline) == (meta["properties"]["footprint"],
+                                                         meta["properties"]["outline"]))
                 assert (meta["colors"][0], footprint, meta["properties"]["height"]) in held_out
 
 
@@ -139,3 +141,11 @@ def test_cli_lists_studies(capsys: pytest.CaptureFixture) -> None:
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [f"envgen/G2/{e}" for e in range(1, 6)]
     assert main(["studies", "nothing"]) == 2
     assert "no study id starts with 'nothing'" in capsys.readouterr().err
+
+
+def test_study_modules_register_in_listing_order() -> None:
+    families = [study_id.split("/")[0] for study_id in STUDIES]
+    runs = [(family, families.count(family)) for family in dict.fromkeys(families)]
+    assert runs == [("compgen", 15), ("compgen-paper", 15), ("envgen", 25), ("alpha", 20)]
+    assert families == sorted(families, key=[name for name, _ in runs].index)
+    assert STUDIES.description("envgen/G2/3").startswith("EnvGen G2-3 (")

@@ -14,12 +14,12 @@ from vision_bench.cli import main
 from vision_bench.errors import ConfigError
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.generator import generate_sample
-from vision_bench.tasks.transformations import apply_sequence
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.properties import cogitao_symmetric, object_properties
 from vision_bench.tasks.studies import get_study
 from vision_bench.tasks.studies.compgen import RELEASE
 from vision_bench.tasks.studies.envgen import LIBRARY_SIDE
+from vision_bench.tasks.transformations import apply_sequence
 
 RELEASE_DUMP = json.loads((Path(__file__).parent / "data" / "cogitao_experiment_configs.json").read_text())
 CONDITIONALS = {

@@ -17,6 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import pytest
 import torch
+from fixtures_svib.make_fixture import seeded_weights, weights_digest
 from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
@@ -26,8 +27,6 @@ from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
 from vision_bench.train import TrainConfig, load_checkpoint
 from vision_bench.train.checkpoint import CheckpointError, save_checkpoint
 from vision_bench.train.components import build_model, resolve_spec
-
-from fixtures_svib.make_fixture import seeded_weights, weights_digest
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -188,7 +187,7 @@ def run_with_svibs_input(kind: str, weights: dict[str, torch.Tensor]) -> tuple[t
     patches: list[torch.Tensor] = []
     model.decoder.head.register_forward_hook(lambda module, inputs, output: patches.append(output))
     with torch.no_grad():
-        image = model.decode(torch.from_numpy(fixture["input"]), None)
+        image = model.raw_output(torch.from_numpy(fixture["input"]), None)
     return patches[0], image.clamp(0, 1)  # SVIB's decode clamps; the project's rgb head takes a sigmoid
 
 
@@ -210,7 +209,8 @@ def test_with_svibs_weights_the_models_give_svibs_outputs(kind: str) -> None:
 @pytest.mark.parametrize(
     "first,second",
     [
-        ("decoder.transformer.blocks.3.cross_attention.query.weight", "decoder.transformer.blocks.3.cross_attention.key.weight"),
+        ("decoder.transformer.blocks.3.cross_attention.query.weight",
+         "decoder.transformer.blocks.3.cross_attention.key.weight"),
         ("decoder.transformer.blocks.0.self_norm.weight", "decoder.transformer.blocks.0.self_norm.bias"),
         ("encoder.transformer.blocks.7.feed_forward.0.bias", "encoder.transformer.blocks.7.feed_forward.2.bias"),
     ],

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,7 +53,8 @@ def test_defaults_follow_the_cogitao_recipe() -> None:
         ({**MINIMAL, "training": {"batch_szie": 8}}, "training.batch_szie: unknown key; did you mean 'batch_size'?"),
         ({**MINIMAL, "training": {"batch_size": 0}}, "training.batch_size: Input should be greater than or equal to 1"),
         ({**MINIMAL, "optimizer": {"betas": [0.9, 1.5]}}, "optimizer.betas: each beta must be in [0, 1)"),
-        ({**MINIMAL, "checkpoint": {"select_on": "test_ood"}}, "checkpoint.select_on: Input should be 'val_id' or 'val_ood'"),
+        ({**MINIMAL, "checkpoint": {"select_on": "test_ood"}},
+         "checkpoint.select_on: Input should be 'val_id' or 'val_ood'"),
         ({"model": {"name": "x"}}, "dataset: required key is missing"),
         ({**MINIMAL, "dataset": {"study": "a", "path": "b"}}, "give exactly one of dataset.study"),
         ({**MINIMAL, "dataset": {"path": "b", "n_train": 3}}, "dataset.n_train / dataset.n_val size generated data"),
@@ -104,7 +105,8 @@ def test_schedule_hand_values() -> None:
 @given(st.integers(0, 50), st.integers(1, 400), st.floats(0, 1))
 def test_schedule_rises_then_falls_within_bounds(warmup: int, decay: int, floor: float) -> None:
     total = warmup + decay
-    values = [warmup_cosine_factor(s, warmup_steps=warmup, total_steps=total, min_ratio=floor) for s in range(total + 3)]
+    values = [warmup_cosine_factor(s, warmup_steps=warmup, total_steps=total, min_ratio=floor)
+              for s in range(total + 3)]
     assert all(0 < v <= 1 for v in values[:warmup])
     assert all(floor - 1e-12 <= v <= 1 + 1e-12 for v in values[warmup:])
     assert all(a < b for a, b in zip(values[:warmup], values[1:warmup]))

@@ -93,6 +93,24 @@ def test_a_batchnorm_model_on_cpu_warns_once_that_it_differs_from_one_process(tm
     assert warning in (tmp_path / "bn" / "train.log").read_text()
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="SyncBatchNorm needs one CUDA device per process (NCCL)")
+def test_a_batchnorm_model_synchronised_on_cuda_matches_one_process(tmp_path) -> None:
+    config = TrainConfig.from_dict({
+        **CONFIG,
+        "model": {"name": "unet:test_resnet", "options": {"decoder_width": 4}},
+        "runtime": {"device": "cuda", "sync_batchnorm": True, "channels_last": False},
+    })
+    finished = train_with_torchrun(config, tmp_path, "ddp")
+    assert "BatchNorm" not in finished.stderr
+    single = train(config, tmp_path / "single", progress=False)
+    for one, two in zip(records(tmp_path / "single", "step"), records(tmp_path / "ddp", "step")):
+        assert two["loss"] == pytest.approx(one["loss"], rel=1e-4, abs=1e-6)
+    ddp_final = records(tmp_path / "ddp", "epoch")[-1]
+    for key, value in single.final_metrics.items():
+        assert ddp_final[key] == pytest.approx(value, rel=1e-3, abs=1e-5), key
+
+
 def test_the_batchnorm_caveat_names_when_a_run_differs_from_one_process() -> None:
     with_bn = create_model("unet:test_resnet", image_size=32, decoder_width=4)
     without_bn = create_model("vit:test_vit", image_size=32)

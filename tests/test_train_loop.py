@@ -87,6 +87,7 @@ def test_interrupted_and_resumed_run_repeats_the_uninterrupted_one_exactly(tmp_p
     assert split_state["rng"]["torch"].equal(whole_state["rng"]["torch"])
 
 
+@pytest.mark.slow  # trains until the model overfits
 def test_a_model_overfits_64_samples(tmp_path) -> None:
     task = {  # translate_up on 8x8 grids: 4-pixel cells at 32 pixels
         "grid_height": [8, 8],
@@ -163,7 +164,8 @@ def test_a_grids_export_trains_like_the_study_it_was_exported_from(tmp_path, cop
     assert TrainConfig.from_yaml(tmp_path / "run" / "config.yaml").dataset.spec == spec.to_dict()  # the export's
     from_study = epoch_records(copy_input_run)[-1]
     assert result.final_metrics == {key: from_study[key] for key in result.final_metrics}
-    assert set(result.final_metrics) == {f"{split}/{name}" for split in ("val_id", "val_ood") for name in ("mse", "grid_accuracy")}
+    assert set(result.final_metrics) == {f"{split}/{name}" for split in ("val_id", "val_ood")
+                                         for name in ("mse", "grid_accuracy")}
 
 
 def test_ground_truth_scores_perfectly(tmp_path) -> None:
@@ -196,14 +198,20 @@ def test_unknown_model_name_suggests_close_matches(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        (lambda: make_config(model={"options": {"decoder_width": 4, "image_size": 64}}), "model.options.image_size is 64"),
+        (
+            lambda: make_config(model={"options": {"decoder_width": 4, "image_size": 64}}),
+            "model.options.image_size is 64",
+        ),
         (
             lambda: make_config(dataset={"spec": {"size": [SIZE, SIZE], "background": "random"}},
                                 model={"options": {"head": "palette"}}),
             "dataset.spec.background is 'random'",
         ),
         (lambda: make_config(dataset={"spec": {"size": [SIZE, 2 * SIZE]}}), "the models take square images"),
-        (lambda: make_config(dataset={"spec": {"palette": "no-such-palette"}}), "dataset.spec:"),
+        (
+            lambda: make_config(dataset={"spec": {"palette": "no-such-palette"}}),
+            "dataset.spec.palette: unknown palette 'no-such-palette'",
+        ),
         (lambda: make_config(training={"batch_size": 64}), "training.batch_size 64 is larger than the 32"),
     ],
 )
@@ -252,4 +260,5 @@ def test_command_line_trains_and_reports_errors(tmp_path, capsys) -> None:
     config_path.write_text(json.dumps(data))
     assert main(["train", str(config_path), "--out", str(tmp_path / "other")]) == 2
     error = capsys.readouterr().err
-    assert "vision-bench train: error:" in error and "training.bacth_size: unknown key; did you mean 'batch_size'?" in error
+    assert ("vision-bench train: error:" in error
+            and "training.bacth_size: unknown key; did you mean 'batch_size'?" in error)

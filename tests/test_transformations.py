@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import deque
 
 import numpy as np
@@ -12,16 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from vision_bench.cli import main
-from vision_bench.errors import ConfigError, GridError, TransformationError, UnknownNameError
-from vision_bench.tasks.grid import GridObject, validate_grid
+from vision_bench.errors import TransformationError
+from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.planning import HALF_CROPS
 from vision_bench.tasks.transformations import (
     TRANSFORMATION_NAMES,
     TRANSFORMATIONS,
     Transformation,
     apply_sequence,
-    apply_sequence_frames,
     apply_step,
     check_constraints,
     enclosed_holes,
@@ -77,10 +74,12 @@ HAND_CASES = [
     ("fill_holes_same_color", DIAGONAL_RING, (3, 3), [[0, 1, 0], [1, 1, 1], [0, 1, 0]], (3, 3)),
     ("fill_holes_different_color", DIAGONAL_RING, (3, 3), [[0, 1, 0], [1, 2, 1], [0, 1, 0]], (3, 3)),
     ("fill_holes_different_color", NINE_RING, (0, 0), [[9, 9, 9], [9, 1, 9], [9, 9, 9]], (0, 0)),
-    ("empty_inside_pixels", BLOCK, (2, 2), [[1, 1, 1, 1, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1, 1, 1, 1, 1]], (2, 2)),
+    ("empty_inside_pixels", BLOCK, (2, 2),
+     [[1, 1, 1, 1, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1, 1, 1, 1, 1]], (2, 2)),
     ("empty_inside_pixels", ROUND, (0, 0), [[0, 4, 4, 0], [4, 0, 0, 4], [4, 0, 0, 4], [0, 4, 4, 0]], (0, 0)),
     ("extend_contours_same_color", SMALL, (4, 4), [[0, 1, 2, 0], [1, 1, 2, 2], [0, 0, 2, 2], [0, 0, 2, 0]], (3, 3)),
-    ("extend_contours_different_color", SMALL, (4, 4), [[0, 3, 3, 0], [3, 1, 2, 3], [0, 0, 2, 3], [0, 0, 3, 0]], (3, 3)),
+    ("extend_contours_different_color", SMALL, (4, 4),
+     [[0, 3, 3, 0], [3, 1, 2, 3], [0, 0, 2, 3], [0, 0, 3, 0]], (3, 3)),
     # a tie between 5 and 8: COGITAO's choice, 8, gives new cells color 9
     ("extend_contours_different_color", TIED, (4, 4), [[0, 9, 9, 0], [9, 5, 8, 9], [0, 9, 9, 0]], (3, 3)),
     ("pad_top", SMALL, (4, 4), [[8, 8], [1, 2], [0, 2]], (3, 4)),
@@ -276,8 +275,10 @@ def test_half_crops_keep_their_window_and_crop_contours_re_anchors_what_remains(
     """COGITAO's crops: a half crop's box is its window, empty edges included; crop_contours puts the box of
     the remaining cells at (top + 1, left + 1), which moves them when the inner window has empty edges."""
     h, w = obj.height, obj.width
-    windows = {"crop_top_side": (slice(h // 2, h), slice(0, w)), "crop_bottom_side": (slice(0, (h + 1) // 2), slice(0, w)),
-               "crop_left_side": (slice(0, h), slice(w // 2, w)), "crop_right_side": (slice(0, h), slice(0, (w + 1) // 2))}
+    windows = {"crop_top_side": (slice(h // 2, h), slice(0, w)),
+               "crop_bottom_side": (slice(0, (h + 1) // 2), slice(0, w)),
+               "crop_left_side": (slice(0, h), slice(w // 2, w)),
+               "crop_right_side": (slice(0, h), slice(0, (w + 1) // 2))}
     for name, (rows, cols) in windows.items():
         result = TRANSFORMATIONS[name].transform(obj)
         assert np.array_equal(result.pixels, obj.pixels[rows, cols])
@@ -419,7 +420,8 @@ def test_cogitao_anchoring_after_crops() -> None:
     assert apply_sequence(place(j_shape, (8, 12), 2, 2), ["crop_bottom_side", "rot90"]).tolist() == \
         place([[3, 3]], (8, 12), 2, 2).tolist()
     # a translation carries the kept window along; double_left then tiles the window, emptied column included
-    assert apply_sequence(place(j_shape, (8, 12), 2, 5), ["crop_bottom_side", "translate_down", "double_left"]).tolist() == \
+    assert apply_sequence(place(j_shape, (8, 12), 2, 5),
+                          ["crop_bottom_side", "translate_down", "double_left"]).tolist() == \
         place([[3, 0, 0, 3], [3, 0, 0, 3]], (8, 12), 3, 2).tolist()
 
 
@@ -455,3 +457,13 @@ def test_emptied_cells_of_a_kept_window_never_paint_over_another_object() -> Non
     expected[5, 3:6] = 4
     expected[1, 4:6] = 7
     assert apply_sequence(grid, ["crop_left_side"]).tolist() == expected.tolist()
+
+
+def test_family_modules_register_every_transformation_under_its_own_name() -> None:
+    from vision_bench.tasks.transformations.registry import FAMILIES
+
+    assert FAMILIES == ("move", "rotate_mirror", "crop", "color", "fill", "contour", "pad", "tile")
+    for name, transformation in TRANSFORMATIONS.items():
+        assert transformation.name == name and TRANSFORMATIONS.description(name) == transformation.description
+    crops = [name for name in TRANSFORMATIONS if name.startswith("crop_")]
+    assert crops == SPEC_ORDER[7:12]  # the crop module registers its five in the table's order

@@ -1,38 +1,22 @@
-"""Reading and validating YAML configs: one place for the errors every config class gives.
+"""Reading YAML configs and the command line's `--set key.path=value` overrides.
 
-Each pydantic config (task, train, bench) keeps its own way of describing validation problems;
-this module only turns "not a mapping", "not YAML" and "invalid" into one `ConfigError` line that
-names the source, and applies the command line's `--set key.path=value` overrides to the parsed
-file before it is validated, so an override is checked exactly like the file. `check_override_keys`
-catches a misspelt override key first, with the `--set` that holds it and the closest keys.
+`read_yaml` turns a missing file or bad syntax into one `ConfigError` line naming the file and
+applies the overrides to the parsed file before it is validated (by `StrictConfig.from_dict`), so
+an override is checked exactly like the file. `check_override_keys` catches a misspelt override
+key first, with the `--set` that holds it and the closest keys.
 """
 
 from __future__ import annotations
 
-import difflib
-import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from render.validation import did_you_mean, section_model
 from vision_bench.errors import ConfigError
-
-Model = TypeVar("Model", bound=BaseModel)
-
-
-def validate_mapping(
-    model: type[Model], data: Any, source: str, describe: Callable[[ValidationError], str]
-) -> Model:
-    """`model` validated from `data`; problems raise `ConfigError("SOURCE: ...")` via `describe`."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        raise ConfigError(f"{source}: {describe(error)}") from None
 
 
 def read_yaml(path: Path, overrides: Sequence[str] = ()) -> Any:
@@ -84,14 +68,17 @@ def parse_override(override: str) -> tuple[list[str], Any]:
     try:
         value = yaml.safe_load(text) if text.strip() else ""
     except yaml.YAMLError:
-        raise ConfigError(f"--set {override!r}: the value is not valid YAML; quote it, e.g. --set 'key=\"text\"'") from None
+        raise ConfigError(
+            f"--set {override!r}: the value is not valid YAML; quote it, e.g. --set 'key=\"text\"'"
+        ) from None
     return [part.strip() for part in path], value
 
 
 def check_override_keys(model: type[BaseModel], overrides: Sequence[str]) -> None:
     """Refuse an override whose key is not in `model` (a pydantic config class), naming the `--set`, the
     section, the closest keys and all of them; keys under a free-form mapping (such as a model's
-    options) are left to whoever reads them."""
+    options) are left to whoever reads them. Sections are found as validation errors find them
+    (`render.validation.section_model`), a render spec or task kept as written included."""
     for override in overrides:
         path, _ = parse_override(override)
         section: type[BaseModel] | None = model
@@ -101,30 +88,9 @@ def check_override_keys(model: type[BaseModel], overrides: Sequence[str]) -> Non
             known = list(section.model_fields)
             if key not in known:
                 where = ".".join(path[:depth]) or "the config"
-                raise ConfigError(f"--set {override}: {where} has no key {key!r}{_did_you_mean(key, known)} "
+                raise ConfigError(f"--set {override}: {where} has no key {key!r}{did_you_mean(key, known)} "
                                   f"(its keys: {', '.join(known)})")
-            section = _section_model(section.model_fields[key].annotation)
-
-
-def _did_you_mean(key: str, known: Sequence[str]) -> str:
-    """'; did you mean 'a' or 'b'?' for up to three keys close to `key` (spelling, or `key` as a prefix)."""
-    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-    close += [name for name in known if name.startswith(key) and name not in close]
-    names = [repr(name) for name in close[:3]]
-    if not names:
-        return ""
-    return "; did you mean " + (f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]) + "?"
-
-
-def _section_model(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model a field holds (also inside `X | None`, `tuple[X, ...]`, `Annotated[...]`), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for argument in typing.get_args(annotation):
-        found = _section_model(argument)
-        if found is not None:
-            return found
-    return None
+            section = section_model(section.model_fields[key])
 
 
 def _deep_copy(data: Any) -> Any:

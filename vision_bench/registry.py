@@ -3,7 +3,8 @@
 One way to register: `@REGISTRY.register(name, description)` beside the definition (a function,
 a class, or a factory returning the entry), as timm's `@register_model` does; `add(name, entry,
 description)` for entries that are data rather than definitions. `check(name)` validates a name
-(raising `UnknownNameError` with close matches) without using the entry.
+(raising `UnknownNameError` with close matches) without using the entry; `remove(name)` takes a
+temporary entry out again.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ class Registry(Generic[T]):
             return self.add(name, entry, description)
 
         return decorate
+
+    def remove(self, name: str) -> T:
+        """Take `name` out again and return its entry (for plugins and tests that register temporarily)."""
+        entry = self[name]
+        del self._entries[name], self._descriptions[name]
+        return entry
 
     def check(self, name: str) -> None:
         """Raise `UnknownNameError` (with close matches) unless `name` is registered."""

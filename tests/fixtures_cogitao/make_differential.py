@@ -315,7 +315,8 @@ def make_cases(cogitao: types.SimpleNamespace) -> dict[str, object]:
             if anchors is None:
                 continue
             placed = [(i, top, left) for i, (top, left) in zip(chosen, anchors)]
-            order = sorted(range(len(placed)), key=lambda k: anchors[k]) if kind == "grid" else rng.permutation(len(placed))
+            order = (sorted(range(len(placed)), key=lambda k: anchors[k]) if kind == "grid"
+                     else rng.permutation(len(placed)))
             add(kind, [placed[k] for k in order], shape, sequence)  # COGITAO pastes objects in this order
             done += 1
     return {"library": [pixels.tolist() for pixels in library], "cases": cases}

@@ -120,10 +120,9 @@ def _import_svib(checkout: Path) -> None:
 
 def _svib_modules(kind: str) -> tuple[nn.Module, nn.Module]:
     """SVIB's representer and decoder, built as tasks/image_to_image/train.py builds them."""
-    from yacs.config import CfgNode
-
     from configs.patch_transformer import patch_transformer_configs
     from predictors.patch_transformer import PatchTransformer
+    from yacs.config import CfgNode
 
     if kind == "cnn":
         from configs.cnn_single_vector import cnn_single_vector_configs as representer_configs

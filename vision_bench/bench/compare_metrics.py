@@ -1,16 +1,18 @@
 """Which metric should I trust? Controlled perturbations of true targets, and rank agreement on runs.
 
-Part 1 scores every perturbation of `vision_bench.bench.perturbations` with every metric of
-`STUDY_METRICS`: semantic perturbations edit the target grid and are rendered with the spec,
-pixel perturbations edit the rendered target, and the object-aware metrics (GA, Obj-PPA) read
-grids decoded from the perturbed image with the same spec, exactly as a model's predictions are
-scored. Each metric's *penalty* on a perturbation is then expressed as a share of the penalty it
-gives a blank (all-background) prediction: 0 = "looks perfect to this metric", 1 = "as bad as
-predicting nothing". A metric near 0 on semantic errors is blind to them; a metric well above 0
-on pixel perturbations that leave every grid cell intact punishes harmless noise.
+Part 1 scores every perturbation of `vision_bench.bench.perturbations` with every metric listed
+in "perturbation_study" (`vision_bench.metrics.listed_in`): semantic perturbations edit the target
+grid and are rendered with the spec, pixel perturbations edit the rendered target, and the
+object-aware metrics (GA, Obj-PPA) read grids decoded from the perturbed image with the same spec,
+exactly as a model's predictions are scored. Each metric's *penalty* on a perturbation is then
+expressed as a share of the penalty it gives a blank (all-background) prediction: 0 = "looks
+perfect to this metric", 1 = "as bad as predicting nothing". A metric near 0 on semantic errors
+is blind to them; a metric well above 0 on pixel perturbations that leave every grid cell intact
+punishes harmless noise.
 
 Part 2 (`correlation_study`) reads the per-sample table that `vision-bench evaluate` writes and
-measures how well each pixel and perceptual metric ranks predictions like GA and Obj-PPA do.
+measures how well each metric listed in "rank_study" (pixel and perceptual ones) ranks predictions
+like those listed in "rank_reference" (GA and Obj-PPA) do.
 """
 
 from __future__ import annotations
@@ -27,11 +29,9 @@ from render.spec import RenderSpec
 from vision_bench.bench.correlation import RankCorrelation, rank_correlation
 from vision_bench.bench.perturbations import PERTURBATIONS, Perturbation
 from vision_bench.errors import UserError
-from vision_bench.metrics import METRICS, MeanSem, compute_metrics, decode_predictions, mean_sem
+from vision_bench.evaluation.core import aggregate
+from vision_bench.metrics import METRICS, MeanSem, compute_metrics, decode_predictions, listed_in
 
-STUDY_METRICS = ("mse", "psnr", "ssim", "lpips", "fg_mse", "grid_accuracy", "object_pixel_accuracy")
-PIXEL_METRICS = ("mse", "psnr", "ssim", "lpips", "fg_mse", "changed_mse", "mse_sum")
-CORRECTNESS_METRICS = ("grid_accuracy", "object_pixel_accuracy")
 HARMLESS = ("shift_1px", "blur_sigma1", "jpeg_q90")
 DEFAULT_STUDY = "envgen/G1/1"
 
@@ -115,13 +115,15 @@ def perturbation_study(
     spec: RenderSpec,
     *,
     perturbations: Sequence[str] | None = None,
-    metrics: Sequence[str] = STUDY_METRICS,
+    metrics: Sequence[str] | None = None,
     lpips: torch.nn.Module | str | None = None,
     seed: int = 0,
 ) -> PerturbationStudy:
-    """Score each perturbation of `targets` with `metrics` (see the module docstring)."""
+    """Score each perturbation of `targets` with `metrics` (default: those listed in
+    "perturbation_study"; see the module docstring)."""
     if not targets:
         raise UserError("the perturbation study needs at least one target; give more samples")
+    metrics = listed_in("perturbation_study") if metrics is None else tuple(metrics)
     names = list(perturbations or PERTURBATIONS.names())
     for required in ("identity", "blank"):
         if required not in names:
@@ -151,17 +153,8 @@ def perturbation_study(
             lpips=lpips,
         )
         study.status.update({k: v for k, v in values.status.items() if v != "ok"})
-        study.values[name] = {metric: _aggregate(metric, values[metric]) for metric in metrics}
+        study.values[name] = {metric: aggregate(metric, values[metric]) for metric in metrics}
     return study
-
-
-def _aggregate(metric: str, values: torch.Tensor) -> MeanSem:
-    """Mean +- SEM on the reporting scale of `summarize` (accuracies x100, PSNR capped)."""
-    spec = METRICS[metric]
-    array = values.detach().double().cpu().numpy()
-    if spec.cap is not None:
-        array = np.minimum(array, spec.cap)
-    return mean_sem((array * (100.0 if spec.percent else 1.0)).tolist())
 
 
 def findings(study: PerturbationStudy) -> list[str]:
@@ -203,16 +196,18 @@ def findings(study: PerturbationStudy) -> list[str]:
 
 
 def correlation_study(
-    columns: dict[str, np.ndarray], splits: np.ndarray, *, metrics: Sequence[str] = PIXEL_METRICS
+    columns: dict[str, np.ndarray], splits: np.ndarray, *, metrics: Sequence[str] | None = None
 ) -> list[RankCorrelation]:
-    """Spearman and Kendall of each present pixel/perceptual metric with GA and Obj-PPA, per split.
+    """Spearman and Kendall of each present metric of `metrics` (default: those listed in
+    "rank_study") with each reference listed in "rank_reference" (GA, Obj-PPA), per split.
 
     `columns` holds per-sample values (as in evaluate's samples table), `splits` each sample's split.
     """
+    metrics = listed_in("rank_study") if metrics is None else tuple(metrics)
     results = []
     for split in dict.fromkeys(splits.tolist()):
         rows = splits == split
-        for reference in CORRECTNESS_METRICS:
+        for reference in listed_in("rank_reference"):
             if reference not in columns:
                 continue
             for metric in metrics:

@@ -16,28 +16,44 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
-from vision_bench.config_files import read_yaml, validate_mapping
+from render.spec import RenderSpec
+from render.validation import MappingOf
+from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
+from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
 if TYPE_CHECKING:
-    from render.spec import RenderSpec
     from vision_bench.tasks.config import TaskConfig
 
 EVALUATION_SPLITS = ("val_id", "val_ood", "test_id", "test_ood")
 _ALPHA = re.compile(r"^alpha/.+/(\d+(?:\.\d+)?)$")
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class TrainSections(StrictConfig):
+    """The `TrainConfig` sections a bench sets for its cells (each cell sets dataset, model and
+    seed itself). Used to check a bench's `train` mappings, which are kept as written: a model's
+    own sections are merged over the shared ones key by key."""
+
+    optimizer: OptimizerConfig = OptimizerConfig()
+    schedule: ScheduleConfig = ScheduleConfig()
+    training: TrainingConfig = TrainingConfig()
+    checkpoint: CheckpointConfig = CheckpointConfig()
+    runtime: RuntimeConfig = RuntimeConfig()
 
 
-def _without_cell_keys(train: dict[str, Any]) -> dict[str, Any]:
-    """Reject `train` sections that every cell sets itself."""
+SharedSections = Annotated[dict[str, Any], MappingOf(TrainSections)]
+
+
+def _without_cell_keys(train: Any) -> Any:
+    """Reject `train` sections that every cell sets itself (before the sections are checked, which
+    would call them unknown keys)."""
+    if not isinstance(train, dict):
+        return train
     reserved = sorted(set(train) & {"dataset", "model", "seed"})
     if reserved:
         raise ValueError(
@@ -46,7 +62,7 @@ def _without_cell_keys(train: dict[str, Any]) -> dict[str, Any]:
     return train
 
 
-class ModelEntry(_Section):
+class ModelEntry(StrictConfig):
     """A `vision_bench.models` name, its options, the label the report shows for it, and its own
     `train` sections, merged key by key over the bench's shared `train` (a ViT may take more steps
     than a CNN in the same time)."""
@@ -54,11 +70,11 @@ class ModelEntry(_Section):
     name: str
     options: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
-    train: dict[str, Any] = Field(default_factory=dict)
+    train: SharedSections = Field(default_factory=dict)
 
-    @field_validator("train")
+    @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: dict[str, Any]) -> dict[str, Any]:
+    def _train_sections(cls, train: Any) -> Any:
         return _without_cell_keys(train)
 
     def train_sections(self, shared: dict[str, Any]) -> dict[str, Any]:
@@ -73,16 +89,17 @@ class ModelEntry(_Section):
         return self.label or self.name
 
 
-class DataSection(_Section):
-    """Sample counts per split and the render spec (a `render.RenderSpec` mapping) for every cell."""
+class DataSection(StrictConfig):
+    """Sample counts per split and the render spec for every cell (kept as written, checked as a
+    `render.RenderSpec`)."""
 
     n_train: int = Field(default=1000, ge=1)
     n_val: int = Field(default=100, ge=1)
     n_test: int = Field(default=200, ge=1)
-    spec: dict[str, Any] = Field(default_factory=dict)
+    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
 
 
-class EvaluateSection(_Section):
+class EvaluateSection(StrictConfig):
     """Which checkpoint and splits are evaluated, and how many best / worst samples each sheet shows."""
 
     checkpoint: Literal["best", "last"] = "best"
@@ -99,10 +116,12 @@ class EvaluateSection(_Section):
         return splits
 
 
-class BenchConfig(_Section):
+class BenchConfig(StrictConfig):
     """The whole benchmark; `train` holds `TrainConfig` sections shared by every cell;
     `allow_cell_size_confound` keeps a `stretch` / `fit` layout for grid sizes that differ between
     splits (see `check_layout`)."""
+
+    config_name = "bench config"
 
     name: str = "bench"
     experiments: tuple[str, ...]
@@ -110,7 +129,7 @@ class BenchConfig(_Section):
     seeds: tuple[int, ...] = (0,)
     baselines: tuple[str, ...] = BASELINES
     data: DataSection = DataSection()
-    train: dict[str, Any] = Field(default_factory=dict)
+    train: SharedSections = Field(default_factory=dict)
     evaluate: EvaluateSection = EvaluateSection()
     allow_cell_size_confound: bool = False
 
@@ -151,48 +170,18 @@ class BenchConfig(_Section):
         check_baselines(baselines)  # the old name 'oracle' points to 'ground_truth'
         return baselines
 
-    @field_validator("train")
+    @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: dict[str, Any]) -> dict[str, Any]:
+    def _train_sections(cls, train: Any) -> Any:
         return _without_cell_keys(train)
 
     @classmethod
-    def from_dict(cls, data: Any, source: str = "bench config") -> BenchConfig:
-        """Validate a mapping; problems are reported with their dotted keys."""
-        return validate_mapping(cls, data, source, _describe_all)
-
-    @classmethod
     def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> BenchConfig:
-        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
-        path = Path(path)
-        config = cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
-        experiments = tuple(_relative_to(e, path.parent) for e in config.experiments)
+        """The config in a YAML file (`--set` overrides applied first); custom experiment files
+        named relative to it resolve next to it."""
+        config = super().from_yaml(path, overrides)
+        experiments = tuple(_relative_to(e, Path(path).parent) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-
-def _describe_all(error: ValidationError) -> str:
-    return "; ".join(_describe(issue) for issue in error.errors())
-
-
-def _describe(issue: dict[str, Any]) -> str:
-    dotted = ".".join(str(part) for part in issue["loc"]) or "config"
-    if issue["type"] == "extra_forbidden":
-        return f"{dotted}: unknown key (known keys: {', '.join(_known_keys(issue['loc']))})"
-    if issue["type"] == "missing":
-        return f"{dotted}: required key is missing"
-    return f"{dotted}: {issue['msg'].removeprefix('Value error, ')}"
-
-
-def _known_keys(location: tuple) -> list[str]:
-    section: type[BaseModel] = BenchConfig
-    for part in location[:-1]:
-        annotation = getattr(section.model_fields.get(str(part)), "annotation", None)
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            section = annotation
-    return list(section.model_fields)
 
 
 def _relative_to(experiment: str, folder: Path) -> str:

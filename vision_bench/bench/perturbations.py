@@ -39,6 +39,26 @@ class Perturbation:
     function: Change
 
 
+PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
+
+
+def perturbation(name: str, kind: Kind, description: str) -> Callable[[Change], Change]:
+    """Register the decorated change as perturbation `name`. A perturbation's place in the registry
+    seeds its random draws, so new ones go last, to keep the others' results."""
+
+    def decorate(function: Change) -> Change:
+        PERTURBATIONS.add(name, Perturbation(name, kind, function), description)
+        return function
+
+    return decorate
+
+
+@perturbation("identity", "reference", "the target itself (perfect prediction)")
+def identity(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The target itself: every metric's best value."""
+    return grid.copy()
+
+
 def next_color(pixels: np.ndarray) -> np.ndarray:
     """The cyclic color increment c -> c % 9 + 1 on object cells; background stays 0."""
     return np.where(pixels != 0, pixels % 9 + 1, 0).astype(np.uint8)
@@ -48,6 +68,7 @@ def _others_mask(shape: tuple[int, int], objects: list[GridObject], skip: int) -
     return draw_objects(shape, [o for i, o in enumerate(objects) if i != skip]) != 0
 
 
+@perturbation("move_object", "grid", "one object moved by one cell")
 def move_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """Move one object by one cell (up, down, left or right) without leaving the grid or overlapping."""
     objects = extract_objects(grid)
@@ -66,6 +87,7 @@ def move_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None
     return None
 
 
+@perturbation("recolor_object", "grid", "one object recolored with the next color")
 def recolor_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """Give one object the next color on every one of its cells; its shape and place stay."""
     objects = extract_objects(grid)
@@ -77,6 +99,7 @@ def recolor_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | N
     return draw_objects(grid.shape, objects)
 
 
+@perturbation("remove_object", "grid", "one object removed")
 def remove_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """Erase one object (its cells become background)."""
     objects = extract_objects(grid)
@@ -97,6 +120,7 @@ def free_anchors(occupied: np.ndarray, height: int, width: int) -> np.ndarray:
     return np.argwhere(counts == 0)
 
 
+@perturbation("add_object", "grid", "an extra copy of an object where it touches nothing")
 def add_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """Add a copy of one object (or a single cell in an empty grid) where it touches nothing."""
     objects = extract_objects(grid)
@@ -110,6 +134,7 @@ def add_object(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     return draw_objects(grid.shape, objects + [GridObject(pixels, top, left)])
 
 
+@perturbation("shift_1px", "image", "the whole image shifted by one pixel")
 def shift_image(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Shift the whole image by one pixel in a random direction, repeating the edge it uncovers."""
     dy, dx = _STEPS[int(rng.integers(len(_STEPS)))]
@@ -137,30 +162,12 @@ def jpeg(quality: int) -> ImageFunction:
     return compress
 
 
-def identity(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The target itself: every metric's best value."""
-    return grid.copy()
+perturbation("blur_sigma1", "image", "gaussian blur, sigma 1 pixel")(gaussian_blur(1.0))
+perturbation("jpeg_q90", "image", "JPEG compression, quality 90 (mild)")(jpeg(90))
+perturbation("jpeg_q50", "image", "JPEG compression, quality 50 (strong)")(jpeg(50))
 
 
+@perturbation("blank", "reference", "an all-background image (predicts nothing)")
 def blank(grid: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """An all-background grid: what a model that predicts nothing gets."""
     return np.zeros_like(grid)
-
-
-PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
-
-
-def _register(name: str, kind: Kind, function: Change, description: str) -> None:
-    PERTURBATIONS.add(name, Perturbation(name, kind, function), description)
-
-
-_register("identity", "reference", identity, "the target itself (perfect prediction)")
-_register("move_object", "grid", move_object, "one object moved by one cell")
-_register("recolor_object", "grid", recolor_object, "one object recolored with the next color")
-_register("remove_object", "grid", remove_object, "one object removed")
-_register("add_object", "grid", add_object, "an extra copy of an object where it touches nothing")
-_register("shift_1px", "image", shift_image, "the whole image shifted by one pixel")
-_register("blur_sigma1", "image", gaussian_blur(1.0), "gaussian blur, sigma 1 pixel")
-_register("jpeg_q90", "image", jpeg(90), "JPEG compression, quality 90 (mild)")
-_register("jpeg_q50", "image", jpeg(50), "JPEG compression, quality 50 (strong)")
-_register("blank", "reference", blank, "an all-background image (predicts nothing)")

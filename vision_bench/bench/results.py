@@ -110,7 +110,9 @@ def results_json(rows: Iterable[dict[str, Any]], *, bench_name: str, bench_file:
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
 
-def write_results(cells: Iterable[CellResult], out_dir: Path, *, bench_name: str, bench_file: Path) -> tuple[Path, Path]:
+def write_results(
+    cells: Iterable[CellResult], out_dir: Path, *, bench_name: str, bench_file: Path
+) -> tuple[Path, Path]:
     """Write OUT/results.csv and OUT/results.json (each atomically); return both paths."""
     rows = result_rows(cells)
     csv_path, json_path = out_dir / CSV_FILE, out_dir / JSON_FILE

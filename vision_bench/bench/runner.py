@@ -52,9 +52,9 @@ from vision_bench.data.atomic import atomic_write_text, temp_path_for
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.metrics import listed_in
 from vision_bench.train.logging import messages_above_progress_bar
 
-SUMMARY_METRICS = ("grid_accuracy", "mse", "ssim", "lpips")
 BENCH_FILE = "bench.yaml"
 MISSING_NAMED = 10
 """How many unfinished cells a refused collect run names before it says 'and N more'."""
@@ -107,13 +107,11 @@ class _Bench:
 
     @property
     def spec(self) -> Any:
+        """The bench's render spec (checked when the config was loaded)."""
         if self._spec is None:
             from render.spec import RenderSpec
 
-            try:
-                self._spec = RenderSpec.from_dict(self.config.data.spec)
-            except ValueError as error:
-                raise ConfigError(f"data.spec: {error}") from None
+            self._spec = RenderSpec.from_dict(self.config.data.spec)
         return self._spec
 
     def check(self, cells: Sequence[Cell]) -> None:
@@ -122,6 +120,7 @@ class _Bench:
         when its cell starts (maybe on another machine, hours later)."""
         import torch
 
+        from vision_bench.train.checkpoint import STARTING_WEIGHT_OPTIONS
         from vision_bench.train.components import build_model
         from vision_bench.train.device import resolve_device
 
@@ -132,8 +131,8 @@ class _Bench:
                 continue
             train_config = self.train_config(cell)
             devices.add(train_config.runtime.device)
-            if cell.model.display not in built and "pretrained_file" not in cell.model.options:
-                with torch.device("meta"):  # a weights file is read when its cell starts
+            if cell.model.display not in built and not STARTING_WEIGHT_OPTIONS & set(cell.model.options):
+                with torch.device("meta"):  # starting weights are read (or fetched) when their cell starts
                     build_model(train_config, self.spec)
                 built.add(cell.model.display)
         for device in sorted(devices):
@@ -250,8 +249,8 @@ class _Bench:
         common = {"experiment": cell.experiment, "setting": setting_of(cell.experiment),
                   "alpha": alpha_of(cell.experiment), "status": dict(metrics.get("status", {}))}
         if cell.model is not None:
-            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=folder, model=cell.model.name,
-                               splits=_split_means(metrics.get("splits", {})), **common)]
+            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=folder,
+                               model=cell.model.name, splits=_split_means(metrics.get("splits", {})), **common)]
         return [
             CellResult(name, seed=None, baseline=True, run_dir=folder, splits=_split_means(entry["splits"]), **common)
             for name, entry in metrics.get("baselines", {}).items()
@@ -298,11 +297,11 @@ def run_bench(
     plan = plan_cells(config, bench.experiments)
     bench.check(plan)
     resolved = bench.resolved()
-    _check_out_dir(out_dir, resolved)
+    _check_out_dir(out_dir, resolved, sharded=num_shards > 1)
     if collect_only:
         return _collect(bench, plan, computed=[], skipped=[cell.label() for cell in plan])
     out_dir.mkdir(parents=True, exist_ok=True)
-    _publish_bench_file(out_dir, resolved)
+    _publish_bench_file(out_dir, resolved, sharded=num_shards > 1)
     mine = shard_cells(plan, num_shards, shard_index)
     if num_shards > 1:
         logger.info("shard %d of %d: %d of the bench's %d cells", shard_index, num_shards, len(mine), len(plan))
@@ -346,9 +345,10 @@ FINGERPRINTS = "data_fingerprints"
 """Key of bench.yaml holding each experiment's `data_fingerprint`: results computed on other data are refused."""
 
 
-def _check_out_dir(out_dir: Path, resolved: str) -> None:
+def _check_out_dir(out_dir: Path, resolved: str, *, sharded: bool = False) -> None:
     """Refuse a folder that holds another bench or other results. The same bench resumes, also when it
-    adds experiments, models, seeds or baselines, or when a newer version writes more default keys."""
+    adds experiments, models, seeds or baselines, or when a newer version writes more default keys;
+    shards must run exactly the bench in the folder, since each deals the cells of its own plan."""
     existing = out_dir / BENCH_FILE
     if existing.is_file():
         try:
@@ -367,11 +367,16 @@ def _check_out_dir(out_dir: Path, resolved: str) -> None:
             raise ConfigError(
                 f"{out_dir} holds another bench{detail}; use another --out, or delete the folder to start over"
             )
+        if sharded and before != now:
+            raise ConfigError(
+                f"{out_dir} holds this bench with other experiments, models, seeds or baselines, and shards deal "
+                "cells by their place in the plan; run the plain command once to grow the bench, then the shards"
+            )
     elif any((out_dir / name).exists() for name in ("runs", "baselines", "report.md")):
         raise ConfigError(f"{out_dir} holds results but no {BENCH_FILE}; use another --out or delete the folder")
 
 
-def _publish_bench_file(out_dir: Path, resolved: str) -> None:
+def _publish_bench_file(out_dir: Path, resolved: str, *, sharded: bool) -> None:
     """Write OUT/bench.yaml, or keep the one there. Shards starting together race for it: the file is
     created only where none exists (a complete file, linked into place), and a shard that loses checks
     the winner's like any existing one. The same bench grown (or written by an earlier version) is
@@ -382,7 +387,7 @@ def _publish_bench_file(out_dir: Path, resolved: str) -> None:
             _create_once(path, resolved)
             return
         except FileExistsError:
-            _check_out_dir(out_dir, resolved)  # another shard wrote it first: is it the same bench?
+            _check_out_dir(out_dir, resolved, sharded=sharded)  # another shard wrote it first: the same bench?
     if path.read_text(encoding="utf-8") != resolved:
         atomic_write_text(path, resolved)
 
@@ -430,5 +435,5 @@ def summary_table(result: BenchResult) -> str:
     splits = result.config.evaluate.splits
     id_split = next((s for s in splits if s.endswith("_id")), splits[0])
     ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
-    header, rows = summary_rows(result.cells, SUMMARY_METRICS, id_split=id_split, ood_split=ood_split)
+    header, rows = summary_rows(result.cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)
     return text_table(header, rows)

@@ -46,7 +46,8 @@ def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: 
                 source = source_dir / f"{split}_{kind}.png"
                 if not source.is_file():
                     continue
-                name = f"{safe_name(cell.predictor)}__{safe_name(experiment_label(cell))}__seed{cell.seed}__{split}_{kind}.png"
+                name = (f"{safe_name(cell.predictor)}__{safe_name(experiment_label(cell))}"
+                        f"__seed{cell.seed}__{split}_{kind}.png")
                 target_dir.mkdir(parents=True, exist_ok=True)
                 target = shutil.copyfile(source, target_dir / name)
                 caption = f"{cell.predictor} on {experiment_label(cell)} (seed {cell.seed}): {kind} {split} samples"

@@ -12,11 +12,9 @@ from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import short, table1, title
-from vision_bench.metrics import MeanSem
+from vision_bench.metrics import MeanSem, listed_in
 from vision_bench.train.logging import METRICS_FILE, read_records
 
-REPORT_METRICS = ("grid_accuracy", "mse", "ssim", "lpips")
-EXTRA_METRICS = ("object_pixel_accuracy", "fg_mse")
 PLOTS_DIR = "plots"
 
 
@@ -90,18 +88,18 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         f"ID = {id_split}, OOD = {ood_split}; checkpoint: {config.evaluate.checkpoint}."
     ))
     report.add(Heading("Results (layout of COGITAO's Table 1)"))
-    for metric in (*REPORT_METRICS, *EXTRA_METRICS):
+    for metric in listed_in("report"):
         if not metric_available(cells, metric):
             reason = _unavailable_reason(cells, metric)
             report.add(Heading(title(metric), 3), Paragraph(f"{short(metric)} unavailable: {reason}"))
             continue
         report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
     report.add(Heading("Plots"))
-    for metric in REPORT_METRICS:
+    for metric in listed_in("bench"):
         if metric_available(cells, metric):
             path = metric_plot(cells, metric, (id_split, ood_split), out_dir)
             report.add(Figure(path, f"{title(metric)} per setting and model"))
-    for metric in ("lpips", "mse", "grid_accuracy"):
+    for metric in listed_in("alpha_plot"):
         if metric_available(cells, metric):
             path = alpha_plot(cells, metric, (id_split, ood_split), out_dir)
             if path is not None:

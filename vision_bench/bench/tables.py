@@ -13,31 +13,17 @@ from collections.abc import Sequence
 
 from vision_bench.bench.aggregate import CellResult, Summary, predictors_in_order, summarize_cells
 from vision_bench.bench.report import Table, format_mean_sem, format_value
-from vision_bench.metrics import METRICS
-
-TITLES = {
-    "grid_accuracy": "GA: grid accuracy (%)",
-    "object_pixel_accuracy": "Obj-PPA: object pixel accuracy (%)",
-    "pixel_accuracy": "PPA: pixel accuracy (%)",
-    "paper_ppa": "PPA as in COGITAO App. G.2: over the padded canvas (%)",
-    "paper_obj_ppa": "Obj-PPA as COGITAO's released code computes it: accuracy over target object cells (%)",
-    "mse": "MSE (pixel values in [0, 1])",
-    "ssim": "SSIM",
-    "lpips": "LPIPS",
-    "psnr": "PSNR (dB)",
-    "fg_mse": "FG-MSE",
-}
-SHORT = {"grid_accuracy": "GA", "object_pixel_accuracy": "Obj-PPA", "pixel_accuracy": "PPA", "mse": "MSE",
-         "ssim": "SSIM", "lpips": "LPIPS", "psnr": "PSNR", "fg_mse": "FG-MSE", "paper_ppa": "PPA (G.2)",
-         "paper_obj_ppa": "Obj-PPA (COGITAO)"}
+from vision_bench.metrics import METRICS, label, short_label
 
 
 def title(metric: str) -> str:
-    return TITLES.get(metric, metric)
+    """The metric's table title, from its registry entry."""
+    return label(metric)
 
 
 def short(metric: str) -> str:
-    return SHORT.get(metric, metric)
+    """The metric's column name, from its registry entry."""
+    return short_label(metric)
 
 
 def format_metric(metric: str, mean: float, sem: float = float("nan")) -> str:

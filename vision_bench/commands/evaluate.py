@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "evaluate"
 HELP = "evaluate a training run (and the copy_input / mean_target / ground_truth baselines) on the test splits"
-SUMMARY_METRICS = ("grid_accuracy", "object_pixel_accuracy", "mse", "ssim", "lpips")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -46,8 +46,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_progress_arguments(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def summary_table(metrics: dict[str, Any]) -> str:
+    """The terminal table of a `metrics.json` document: one row per predictor and split, one column
+    per metric listed in "evaluate" (`vision_bench.metrics.listed_in`)."""
     from vision_bench.bench.tables import short, text_table
+    from vision_bench.metrics import listed_in
+
+    shown = listed_in("evaluate")
+    entries = {metrics["model"]: metrics["splits"], **{n: e["splits"] for n, e in metrics["baselines"].items()}}
+    header = ["model", "split", "n"] + [short(m) for m in shown]
+    rows = []
+    for name, splits in entries.items():
+        for split, entry in splits.items():
+            values = [entry["metrics"].get(m) for m in shown]
+            rows.append([name, split, str(entry["n"])] + ["n/a" if v is None else f"{v:.4g}" for v in values])
+    return text_table(header, rows)
+
+
+def run(args: argparse.Namespace) -> int:
     from vision_bench.errors import ConfigError
     from vision_bench.evaluation import evaluate_run
 
@@ -62,14 +78,7 @@ def run(args: argparse.Namespace) -> int:
         save_predictions=args.save_predictions,
     )
     metrics = result.metrics
-    entries = {metrics["model"]: metrics["splits"], **{n: e["splits"] for n, e in metrics["baselines"].items()}}
-    header = ["model", "split", "n"] + [short(m) for m in SUMMARY_METRICS]
-    rows = []
-    for name, splits in entries.items():
-        for split, entry in splits.items():
-            values = [entry["metrics"].get(m) for m in SUMMARY_METRICS]
-            rows.append([name, split, str(entry["n"])] + ["n/a" if v is None else f"{v:.4g}" for v in values])
-    print(text_table(header, rows))
+    print(summary_table(metrics))
     for name, status in metrics["status"].items():
         print(f"{name}: {status}")
     print(f"wrote {result.metrics_path}, {result.samples_path} and {len(result.sheets)} sample sheets")

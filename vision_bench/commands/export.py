@@ -21,8 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="export directory (re-running resumes it)")
     parser.add_argument(
         "--format", default=DEFAULT_FORMAT, choices=FORMATS.names(),
-        help="folder: PNG files; parquet: Hugging Face image columns; webdataset: tar shards; "
-        "grids: grids only, rendered when read",
+        help="; ".join(f"{name}: {FORMATS.description(name)}" for name in FORMATS),
     )
     render = parser.add_argument_group("rendering (as in `vision-bench render`)")
     add_render_arguments(render)

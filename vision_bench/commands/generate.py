@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
     add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.add_argument("--n-train", type=_count, metavar="N", help="training samples (default: the study's or config's)")
+    parser.add_argument("--n-train", type=_count, metavar="N",
+                        help="training samples (default: the study's or config's)")
     parser.add_argument("--n-val", type=_count, metavar="N",
                         help="samples in val_id and in val_ood (default: the study's or config's)")
     parser.add_argument("--n-test", type=_count, metavar="N",

@@ -1,11 +1,11 @@
-"""`vision-bench metrics`: list the metrics with their direction and what each measures."""
+"""`vision-bench metrics`: list the metrics with their direction, column label and what each measures."""
 
 from __future__ import annotations
 
 import argparse
 
 NAME = "metrics"
-HELP = "list the metrics, one per line: name, direction (higher / lower is better), description"
+HELP = "list the metrics, one per line: name, direction (higher / lower is better), column label, description"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from vision_bench.metrics import METRICS
 
-    width = max(len(name) for name in METRICS)
+    name_width = max(len(name) for name in METRICS)
+    label_width = max(len(spec.short_label) for _, spec in METRICS.items())
     for name, spec in METRICS.items():
-        print(f"{name:<{width}}  {spec.direction:<6}  {spec.description}")
+        print(f"{name:<{name_width}}  {spec.direction:<6}  {spec.short_label:<{label_width}}  {spec.description}")
     return 0

@@ -19,6 +19,7 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.errors import DataError
+from vision_bench.data.export_formats import FORMATS
 from vision_bench.data.folder import is_metadata_file
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.items import add_rendered_images, check_render_on, grid_item, sample_item
@@ -215,27 +216,18 @@ class GridsDataset(ExportDataset):
         add_rendered_images(items, self.spec)
 
 
-DATASET_CLASSES: dict[str, type[ExportDataset]] = {
-    "grids": GridsDataset,
-    "folder": FolderDataset,
-    "parquet": ParquetImageDataset,
-    "webdataset": WebDatasetDataset,
-}
-
-
 def open_export(
     root: str | Path, split: str, spec: RenderSpec | None = None, *, render_on: str = "cpu"
 ) -> ExportDataset:
     """The Dataset of one split of an export directory, by the format its manifest names."""
     manifest = read_manifest(root)
-    dataset_class = DATASET_CLASSES.get(manifest["format"])
-    if dataset_class is None:
-        raise DataError(f"{root}: unknown export format {manifest['format']!r}; known: {', '.join(DATASET_CLASSES)}")
+    if manifest["format"] not in FORMATS:
+        raise DataError(f"{root}: unknown export format {manifest['format']!r}; known: {', '.join(FORMATS)}")
+    dataset_class = FORMATS[manifest["format"]].dataset_class()
     return dataset_class(root, split, spec, render_on=render_on, manifest=manifest)
 
 
 __all__ = [
-    "DATASET_CLASSES",
     "ExportDataset",
     "FolderDataset",
     "GridColumn",

@@ -24,7 +24,7 @@ from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.atomic import atomic_write_text, is_temp_file
 from vision_bench.data.errors import DataError, ManifestError
-from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
+from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS, formats_that_store
 from vision_bench.data.hf_card import repair_card, write_card
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
@@ -59,19 +59,22 @@ class ExportOptions:
     shard_size: int = DEFAULT_SHARD_SIZE
 
     def __post_init__(self) -> None:
-        FORMATS[self.format]
+        export_format = FORMATS[self.format]
         if self.image_format not in IMAGE_FORMATS:
             raise DataError(f"unknown image format {self.image_format!r}; use one of {', '.join(IMAGE_FORMATS)}")
-        if self.format == "grids" and (self.frames or self.masks):
-            raise DataError("--frames and --masks need an image format (folder, parquet or webdataset), not grids")
-        if self.format == "parquet" and self.frames:
-            raise DataError("--frames needs the folder or webdataset format; parquet keeps frame grids in 'frames'")
+        unsupported = [flag for flag, asked, stored in (("--frames", self.frames, export_format.frames),
+                                                        ("--masks", self.masks, export_format.masks))
+                       if asked and not stored]
+        if unsupported:
+            able = formats_that_store(frames=self.frames, masks=self.masks)
+            raise DataError(f"{' and '.join(unsupported)}: need an image format that stores them "
+                            f"({', '.join(able)}), not {self.format}")
         plan_shards({}, self.shard_size)
 
 
 @dataclass(frozen=True)
 class ShardContext:
-    """Everything a format module needs to write one shard."""
+    """Everything a format's `write_shard` needs besides the samples: how to draw them, and what to store."""
 
     spec: RenderSpec
     options: ExportOptions

@@ -1,51 +1,109 @@
-"""The export formats by name: each is a module with the same small set of functions.
+"""The export formats by name: each entry says which module writes it, which Dataset reads it, and
+what it can store.
 
-A format module defines
-- `shard_files(shard, options) -> list[str]`: the files (relative to the export root) one shard writes;
-- `write_shard(root, shard, samples, options) -> dict[str, FileRecord]`: write them atomically;
-- `count_samples(root, split, files) -> int`: how many samples a split's files hold (for `verify`).
-Modules load on first use, so naming a format costs no imports.
+A format is one writer module that satisfies `ShardWriter`, one Dataset class that satisfies
+`ShardReader`, and one `FORMATS.add(...)` below. The export rules (`ExportOptions`), the reader
+lookup (`open_export`), `verify` and the CLI help all read these entries. Writer and reader load on
+first use, so naming a format costs no imports.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vision_bench.registry import Registry
+
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
+    from vision_bench.data.datasets import ExportDataset
+    from vision_bench.data.export import ShardContext
+    from vision_bench.data.manifest import FileRecord
+    from vision_bench.data.shards import Shard
+    from vision_bench.tasks.generator import TaskSample
+
+
+class ShardWriter(Protocol):
+    """A format's writer module: the functions `export` and `verify` call."""
+
+    def write_shard(
+        self, root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
+    ) -> dict[str, FileRecord]:
+        """Write one shard's files under `root` atomically; their records by path relative to `root`."""
+
+    def count_samples(self, root: Path, split: str, files: Sequence[str]) -> int:
+        """How many samples a split's `files` (relative to `root`) hold."""
+
+
+class ShardReader(Protocol):
+    """A format's Dataset class: opens one split of an export directory."""
+
+    def __call__(
+        self,
+        root: str | Path,
+        split: str,
+        spec: RenderSpec | None = None,
+        *,
+        render_on: str = "cpu",
+        manifest: dict[str, Any] | None = None,
+    ) -> ExportDataset:
+        """The Dataset of `split`."""
 
 
 @dataclass(frozen=True)
 class ExportFormat:
-    name: str
-    module_name: str
+    """`writer`: the module implementing `ShardWriter`; `reader`: 'module:Class' of its
+    `ShardReader`; `images`: it stores rendered images (else they are drawn when read); `frames`
+    / `masks`: it can also store the intermediate frames / per-object label masks."""
 
-    def module(self) -> ModuleType:
-        return importlib.import_module(self.module_name)
+    writer: str
+    reader: str
+    images: bool = True
+    frames: bool = False
+    masks: bool = False
+
+    def module(self) -> ShardWriter:
+        """The writer module (imported now)."""
+        return importlib.import_module(self.writer)
+
+    def dataset_class(self) -> ShardReader:
+        """The reader class (imported now)."""
+        module_name, _, name = self.reader.partition(":")
+        reader: ShardReader = getattr(importlib.import_module(module_name), name)
+        return reader
 
 
 FORMATS: Registry[ExportFormat] = Registry("export format")
 FORMATS.add(
     "grids",
-    ExportFormat("grids", "vision_bench.data.grids"),
+    ExportFormat("vision_bench.data.grids", "vision_bench.data.datasets:GridsDataset", images=False),
     "grids and metadata only (the generator's Parquet); images are rendered when read (default)",
 )
 FORMATS.add(
     "folder",
-    ExportFormat("folder", "vision_bench.data.folder"),
+    ExportFormat("vision_bench.data.folder", "vision_bench.data.datasets:FolderDataset", frames=True, masks=True),
     "{split}/{index:08d}_input.png and _target.png files plus metadata Parquet per shard",
 )
 FORMATS.add(
     "parquet",
-    ExportFormat("parquet", "vision_bench.data.parquet_images"),
+    ExportFormat("vision_bench.data.parquet_images", "vision_bench.data.datasets:ParquetImageDataset", masks=True),
     "Parquet with Hugging Face Image columns (input, target) next to the metadata columns",
 )
 FORMATS.add(
     "webdataset",
-    ExportFormat("webdataset", "vision_bench.data.webdataset"),
+    ExportFormat("vision_bench.data.webdataset", "vision_bench.data.datasets:WebDatasetDataset", frames=True,
+                 masks=True),
     "WebDataset tar shards: {key}.input.png, {key}.target.png, {key}.json",
 )
 DEFAULT_FORMAT = "grids"
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "ExportFormat"]
+
+def formats_that_store(*, frames: bool = False, masks: bool = False) -> list[str]:
+    """The formats able to store what is asked (frames and / or masks)."""
+    return [name for name, entry in FORMATS.items() if (entry.frames or not frames) and (entry.masks or not masks)]
+
+
+__all__ = ["DEFAULT_FORMAT", "FORMATS", "ExportFormat", "ShardReader", "ShardWriter", "formats_that_store"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -21,6 +21,11 @@ from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.parquet_images import parquet_rows, write_parquet_file
 from vision_bench.data.records import metadata_table
 from vision_bench.data.shard_images import encode_samples
+
+if TYPE_CHECKING:
+    from vision_bench.data.export import ShardContext
+    from vision_bench.data.shards import Shard
+    from vision_bench.tasks.generator import TaskSample
 
 METADATA_PREFIX = "metadata-"
 
@@ -33,7 +38,9 @@ def is_metadata_file(name: str) -> bool:
     return Path(name).name.startswith(METADATA_PREFIX) and name.endswith(".parquet")
 
 
-def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+def write_shard(
+    root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
+) -> dict[str, FileRecord]:
     """Write every image file of the shard, then its metadata Parquet (which names the files)."""
     (root / shard.split).mkdir(parents=True, exist_ok=True)
     files: dict[str, FileRecord] = {}

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vision_bench.data.atomic import atomic_output
 from vision_bench.data.manifest import FileRecord, digest_file
 from vision_bench.data.parquet_images import parquet_rows, part_name
 
+if TYPE_CHECKING:
+    from vision_bench.data.export import ShardContext
+    from vision_bench.data.shards import Shard
+    from vision_bench.tasks.generator import TaskSample
 
-def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+
+def write_shard(
+    root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
+) -> dict[str, FileRecord]:
     from vision_bench.tasks.formats import write_parquet
 
     (root / shard.split).mkdir(parents=True, exist_ok=True)

@@ -41,7 +41,8 @@ def looks_like_hf_folder(folder: Path) -> bool:
     card = folder / _CARD
     if card.is_file() and "\nconfigs:" in card.read_text(encoding="utf-8", errors="replace"):
         return True
-    return any(path.suffix in _DATA_SUFFIXES for path in folder.rglob("*") if path.is_file())
+    near = [*folder.glob("*"), *folder.glob("*/*")]  # the top two levels: a large image tree is not walked
+    return any(path.suffix in _DATA_SUFFIXES and path.is_file() for path in near)
 
 
 @functools.lru_cache(maxsize=4)

@@ -12,16 +12,21 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vision_bench.data.atomic import atomic_write_bytes
-from vision_bench.data.errors import CorruptFileError, DataError
+from vision_bench.data.errors import CorruptFileError
 from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.records import metadata_table
 from vision_bench.data.shard_images import encode_samples
+
+if TYPE_CHECKING:
+    from vision_bench.data.export import ShardContext
+    from vision_bench.data.shards import Shard
+    from vision_bench.tasks.generator import TaskSample
 
 IMAGE_TYPE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 HF_METADATA_KEY = b"huggingface"
@@ -104,10 +109,10 @@ def part_name(split: str, number: int, extension: str = "parquet") -> str:
     return f"{split}/part-{number:05d}.{extension}"
 
 
-def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+def write_shard(
+    root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
+) -> dict[str, FileRecord]:
     """One Parquet file per shard: the metadata columns, then `input` / `target` (and mask) images."""
-    if context.options.frames:
-        raise DataError("--frames needs the folder or webdataset format; parquet keeps frame grids in 'frames'")
     (root / shard.split).mkdir(parents=True, exist_ok=True)
     encoded = encode_samples(samples, context)
     stems = [f"{sample.index:08d}" for sample in samples]

@@ -178,7 +178,8 @@ def tar_samples(url: str) -> Iterator[Sample]:
 
 
 def count_samples(url: str) -> int:
-    """Samples in one local shard (headers only: the file is indexed, member data skipped)."""
+    """Samples in one local shard, from its member headers (an uncompressed tar skips the member data;
+    a `.tar.gz` is decompressed once to find them)."""
     keys: set[str] = set()
     try:
         with tarfile.open(url, mode="r:*") as archive:

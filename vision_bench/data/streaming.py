@@ -81,6 +81,12 @@ class ShardStreamDataset(IterableDataset):
         self.training = True
         self.batch_size, self.seed, self.shuffle_buffer = batch_size, seed, shuffle_buffer
 
+    def eval_order(self, *, batch_size: int) -> None:
+        """The stream in its stored order, dealt to DataLoader workers in whole batches of the loader's
+        `batch_size`, so the order of the batches does not depend on the number of workers."""
+        self.training = False
+        self.batch_size = batch_size
+
     @property
     def batches_per_epoch(self) -> int | None:
         """Training batches per epoch on every rank; None when the shards were not counted."""
@@ -175,20 +181,9 @@ class ShardStreamDataset(IterableDataset):
                 return data
         raise DataError(
             f"{url}: sample {key!r} has no {name!r} member (it has {', '.join(sorted(fields))}); shards need "
-            f"{{key}}.{name}.png files, or name the image fields with dataset.columns (e.g. {{input: jpg, target: png}})"
+            f"{{key}}.{name}.png files, or name the image fields with dataset.columns "
+            "(e.g. {input: jpg, target: png})"
         )
-
-
-class StreamHead(IterableDataset):
-    """The first `count` items of a stream, in order (for one process: no DataLoader workers)."""
-
-    def __init__(self, stream: ShardStreamDataset, count: int) -> None:
-        self.stream = stream
-        self.count = count
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        with closing(iter(self.stream)) as items:
-            yield from itertools.islice(items, self.count)
 
 
 def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample]]:
@@ -205,4 +200,4 @@ def open_shard_stream(pattern: str, split: str, *, splits: Mapping[str, str] | N
     return ShardStreamDataset(pattern, split, urls, counts=counts, columns=columns, spec=spec)
 
 
-__all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "StreamHead", "open_shard_stream"]
+__all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "open_shard_stream"]

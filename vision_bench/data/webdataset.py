@@ -12,7 +12,7 @@ import tarfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vision_bench.data.atomic import atomic_write_bytes
 from vision_bench.data.errors import CorruptFileError
@@ -20,6 +20,11 @@ from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.parquet_images import part_name
 from vision_bench.data.records import record_json, sample_record
 from vision_bench.data.shard_images import encode_samples
+
+if TYPE_CHECKING:
+    from vision_bench.data.export import ShardContext
+    from vision_bench.data.shards import Shard
+    from vision_bench.tasks.generator import TaskSample
 
 _FILE_MODE = 0o644
 
@@ -47,7 +52,7 @@ def sample_members(key: str, files: Mapping[str, bytes]) -> list[tuple[str, byte
 def split_key(name: str) -> tuple[str, str]:
     """WebDataset's rule: the key is the base name up to its first dot, the rest is the field."""
     directory, _, base = name.rpartition("/")
-    key, dot, field = base.partition(".")
+    key, _, field = base.partition(".")
     return (f"{directory}/{key}" if directory else key), field
 
 
@@ -86,7 +91,9 @@ class TarIndex:
         return data
 
 
-def write_shard(root: Path, shard: Any, samples: Sequence[Any], context: Any) -> dict[str, FileRecord]:
+def write_shard(
+    root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
+) -> dict[str, FileRecord]:
     """One tar per shard: `{index:08d}.input.png`, `.target.png`, optional frames and masks, `.json`."""
     (root / shard.split).mkdir(parents=True, exist_ok=True)
     members: list[tuple[str, bytes]] = []

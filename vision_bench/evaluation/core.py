@@ -19,6 +19,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
+from render.spec import RenderSpec
 from vision_bench.evaluation.sheets import SheetRow, to_uint8_image
 from vision_bench.metrics import (
     METRICS,
@@ -30,9 +31,6 @@ from vision_bench.metrics import (
 )
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.tasks.grid import extract_objects
-
-RANKING_METRICS = ("grid_accuracy", "mse")
-"""Best / worst cases: highest grid accuracy first, then lowest MSE (MSE alone without grids)."""
 
 
 @dataclass
@@ -75,7 +73,8 @@ def _object_count(grid: torch.Tensor, shape: Sequence[int]) -> int:
 
 
 def _score_key(values: Mapping[str, torch.Tensor], row: int) -> tuple[float, float]:
-    """Larger is better: (grid accuracy or 0, -MSE)."""
+    """Larger is better: (grid accuracy or 0, -MSE), so the best / worst cases are ranked by grid
+    accuracy first, then by MSE (by MSE alone without grids)."""
     accuracy = float(values["grid_accuracy"][row]) if "grid_accuracy" in values else 0.0
     error = float(values["mse"][row])
     return accuracy, -error if math.isfinite(error) else -math.inf
@@ -103,7 +102,7 @@ class Extremes:
         self.worst: list[tuple[tuple[float, float], int, SheetRow]] = []
         self.seen = 0
 
-    def offer(self, key: tuple[float, float], make_row: Any) -> None:
+    def offer(self, key: tuple[float, float], make_row: Callable[[], SheetRow]) -> None:
         self.seen += 1
         order = self.seen
         best_full = len(self.best) >= self.k and key <= self.best[0][0]
@@ -138,7 +137,7 @@ def evaluate_split(
     dataset: Dataset,
     *,
     split: str,
-    spec: Any,
+    spec: RenderSpec,
     device: torch.device,
     batch_size: int = 64,
     lpips: torch.nn.Module | LpipsScorer | str | None = None,
@@ -210,7 +209,7 @@ def _finish(split: str, shared_columns: Mapping[str, list[Any]], score: _Scores)
 def _batch_metrics(
     prediction: torch.Tensor,
     batch: Mapping[str, Any],
-    spec: Any,
+    spec: RenderSpec,
     lpips: LpipsLoad | None,
     id_sequences: Sequence[Sequence[str]] | None,
     canvas: tuple[int, int] | None = None,

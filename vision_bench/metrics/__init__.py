@@ -1,6 +1,7 @@
 """Pixel, perceptual and object-aware metrics, batched in torch, with ID/OOD generalization gaps.
 
-`METRICS` lists every metric (name, direction, description, batched function);
+`METRICS` lists every metric (name, direction, description, batched function, labels and the
+tables that list it: `listed_in`); `@metric(...)` registers one;
 `compute_metrics` scores one batch, `summarize` aggregates per-sample values, `aggregate_gaps`
 turns per-run ID/OOD aggregates into mean +- SEM gaps.
 """
@@ -11,12 +12,22 @@ from vision_bench.metrics.gaps import MeanSem, aggregate_gaps, generalization_ga
 from vision_bench.metrics.inputs import MetricInputError
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, load_lpips, lpips_distance, lpips_status
 from vision_bench.metrics.pixel import PIXEL_TOLERANCE, PSNR_CAP_DB
-from vision_bench.metrics.registry import METRICS, MetricInputs, MetricSpec
+from vision_bench.metrics.registry import (
+    METRICS,
+    Listing,
+    MetricInputs,
+    MetricSpec,
+    label,
+    listed_in,
+    metric,
+    short_label,
+)
 
 __all__ = [
     "METRICS",
     "PIXEL_TOLERANCE",
     "PSNR_CAP_DB",
+    "Listing",
     "LpipsLoad",
     "LpipsScorer",
     "MeanSem",
@@ -28,9 +39,13 @@ __all__ = [
     "compute_metrics",
     "decode_predictions",
     "generalization_gap",
+    "label",
+    "listed_in",
     "load_lpips",
     "lpips_distance",
     "lpips_status",
     "mean_sem",
+    "metric",
+    "short_label",
     "summarize",
 ]

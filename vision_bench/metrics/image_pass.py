@@ -20,7 +20,13 @@ import torch
 from vision_bench.metrics import ssim as ssim_module
 from vision_bench.metrics.chunks import map_chunks
 from vision_bench.metrics.inputs import as_images, check_value_range
-from vision_bench.metrics.pixel import PIXEL_TOLERANCE, PixelBatch, PixelErrors, error_sums, pixel_errors
+from vision_bench.metrics.pixel import (
+    PIXEL_TOLERANCE,
+    PixelBatch,
+    PixelErrors,
+    error_sums,
+    pixel_errors,
+)
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,9 @@ def as_grids(grids: torch.Tensor, name: str) -> torch.Tensor:
         )
     grids = grids.long()
     if grids.numel() and (int(grids.min()) < PAD or int(grids.max()) > 9):
-        raise MetricInputError(f"{name}: cells must be 0-9 (or -1 for padding), got {int(grids.min())}..{int(grids.max())}")
+        raise MetricInputError(
+            f"{name}: cells must be 0-9 (or -1 for padding), got {int(grids.min())}..{int(grids.max())}"
+        )
     return grids
 
 
@@ -111,7 +113,9 @@ def unpadded(grid: torch.Tensor | np.ndarray) -> np.ndarray:
     return array[:height, :width].astype(np.uint8)
 
 
-def background_colors(background_rgb: torch.Tensor | Sequence[float] | Sequence[int], batch: int, device: torch.device) -> torch.Tensor:
+def background_colors(
+    background_rgb: torch.Tensor | Sequence[float] | Sequence[int], batch: int, device: torch.device
+) -> torch.Tensor:
     """(B, 3, 1, 1) float background colors from one (3,) or per-sample (B, 3) RGB.
 
     Integer values are read as 0-255, floating-point values as 0-1.

@@ -124,7 +124,9 @@ class PixelBatch:
         batch, _, height, width = target.shape
         if foreground_mask is not None:
             if foreground_mask.shape != (batch, height, width):
-                raise MetricInputError(f"foreground_mask: expected shape {(batch, height, width)}, got {tuple(foreground_mask.shape)}")
+                raise MetricInputError(
+                    f"foreground_mask: expected shape {(batch, height, width)}, got {tuple(foreground_mask.shape)}"
+                )
             foreground_mask = foreground_mask.to(target.device, torch.bool)
         if background is not None:
             background = background.to(target.device, target.dtype).expand(batch, 3, 1, 1)
@@ -177,7 +179,8 @@ def pixel_errors(
     else:
         parts = []
         for start in range(0, size, DEVICE_CHUNK):
-            pred_part, target_part, *rest = (None if t is None else t[start:start + DEVICE_CHUNK] for t in batch.tensors())
+            pred_part, target_part, *rest = (None if t is None else t[start:start + DEVICE_CHUNK]
+                                             for t in batch.tensors())
             parts.append(error_sums((pred_part - target_part) ** 2, target_part, *rest, tolerance))
         columns = [torch.cat(column) for column in zip(*parts)]
     return batch.errors(columns)

@@ -1,14 +1,17 @@
-"""The `METRICS` registry: every metric's name, direction, description, inputs and batched function.
+"""The `METRICS` registry: every metric's name, direction, description, inputs, batched function,
+and the metadata reports read (labels, percent display, gap, the tables that list it).
 
-A metric function takes one `MetricInputs` (the checked batch, with intermediate results such as
-the pixel-error sums computed once and shared) and returns one value per sample.
+Each metric is one function decorated with `@metric(...)` below; `listed_in(listing)` gives the
+metrics a table or plot shows, and `label` / `short_label` their titles. A metric function takes
+one `MetricInputs` (the checked batch, with intermediate results such as the pixel-error sums
+computed once and shared) and returns one value per sample.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 import torch
 
@@ -51,7 +54,7 @@ class MetricInputs:
         """The shared image `statistics` the requested metrics read, from one pass over the batch
         that also checks that the images lie in [0, 1]."""
         self.image_statistics = image_pass.image_statistics(
-            self.pred_images, self.target_images, self.input_images,
+            *self.image_pair(), self.input_images,
             background=self.background, foreground_mask=self.foreground_mask, tolerance=self.tolerance,
             pixels="pixel_errors" in statistics, ssim="ssim" in statistics,
             check_range=True, names=("pred_images", "target_images", "input_images"),
@@ -60,30 +63,67 @@ class MetricInputs:
     @property
     def pixel_errors(self) -> pixel.PixelErrors:
         """Every pixel-metric sum."""
-        return self.image_statistics.pixel_errors
+        statistics = _given(self.image_statistics, "image_statistics")
+        return _given(statistics.pixel_errors, "pixel_errors")
 
     @property
     def ssim(self) -> torch.Tensor:
         """SSIM per sample."""
-        return self.image_statistics.ssim
+        statistics = _given(self.image_statistics, "image_statistics")
+        return _given(statistics.ssim, "ssim")
+
+    def image_pair(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pred_images, target_images), which a metric that `needs` them is only called with."""
+        return _given(self.pred_images, "pred_images"), _given(self.target_images, "target_images")
+
+    def grid_pair(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pred_grids, target_grids), which a metric that `needs` them is only called with."""
+        return _given(self.pred_grids, "pred_grids"), _given(self.target_grids, "target_grids")
+
+
+Value = TypeVar("Value")
+
+
+def _given(value: Value | None, name: str) -> Value:
+    """`value`, or `MetricInputError` naming the missing input (a metric called without its `needs`)."""
+    if value is None:
+        raise MetricInputError(f"this metric needs {NEED_HINTS.get(name, name)}")
+    return value
+
+
+Listing = Literal["evaluate", "bench", "report", "alpha_plot", "perturbation_study", "rank_study", "rank_reference"]
+"""Where a metric is listed, besides `metrics.json` and the per-sample table (which hold every metric):
+- evaluate: a column of `vision-bench evaluate`'s terminal table;
+- bench: a column of `vision-bench bench`'s terminal summary, and a per-setting plot in its report;
+- report: a Table 1 (ID | OOD | Delta per setting) in the bench report;
+- alpha_plot: a plot against the OOD level alpha in the bench report (alpha studies);
+- perturbation_study: a column of `vision-bench compare-metrics`' perturbation table;
+- rank_study: a metric whose ranking of predictions `compare-metrics` checks against the references;
+- rank_reference: a correctness reference of that check (GA, Obj-PPA)."""
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A registered metric. `needs`: `MetricInputs` fields it reads; `percent`: aggregates report
-    the mean x100; `cap`: aggregates clip values to this bound first; `gap`: how the ID/OOD
-    generalization gap is formed (None: no gap, e.g. an OOD-only metric); `statistic`: the shared
-    batch statistic it reads, which `compute_metrics` computes once for all metrics that read it."""
+    """A registered metric. `needs`: `MetricInputs` fields it reads; `label` / `short_label`: its
+    table title and column name; `percent`: aggregates report the mean x100; `cap`: aggregates
+    clip values to this bound first; `gap`: how the ID/OOD generalization gap is formed (None: no
+    gap, e.g. an OOD-only metric); `statistic`: the shared batch statistic it reads, which
+    `compute_metrics` computes once for all metrics that read it; `listed_in`: the tables and plots
+    that show it (see `Listing`); `rank`: its place there (lower first, ties in registry order)."""
 
     name: str
     direction: Direction
     description: str
     function: Callable[[MetricInputs], torch.Tensor]
     needs: tuple[str, ...]
+    label: str
+    short_label: str
     percent: bool = False
     cap: float | None = None
     gap: GapKind | None = None
     statistic: Statistic | None = None
+    listed_in: frozenset[Listing] = frozenset()
+    rank: int = 100
 
 
 METRICS: Registry[MetricSpec] = Registry("metric")
@@ -101,20 +141,135 @@ NEED_HINTS = {
 
 IMAGES = ("pred_images", "target_images")
 GRIDS = ("pred_grids", "target_grids")
+MetricFunction = Callable[[MetricInputs], torch.Tensor]
 
 
-def register(spec: MetricSpec) -> MetricSpec:
-    return METRICS.add(spec.name, spec, spec.description)
+def metric(
+    name: str,
+    direction: Direction,
+    description: str,
+    *,
+    needs: tuple[str, ...],
+    label: str,
+    short_label: str,
+    percent: bool = False,
+    cap: float | None = None,
+    gap: GapKind | None = None,
+    statistic: Statistic | None = None,
+    listed_in: Collection[Listing] = (),
+    rank: int = 100,
+) -> Callable[[MetricFunction], MetricFunction]:
+    """Register the decorated per-sample function as metric `name` with its metadata (the metric
+    registry's form of `Registry.register`: one decorator beside each definition)."""
+
+    def decorate(function: MetricFunction) -> MetricFunction:
+        spec = MetricSpec(
+            name, direction, description, function, needs, label, short_label, percent=percent, cap=cap,
+            gap=gap, statistic=statistic, listed_in=frozenset(listed_in), rank=rank,
+        )
+        METRICS.add(name, spec, description)
+        return function
+
+    return decorate
 
 
-def _lpips(inputs: MetricInputs) -> torch.Tensor:
-    images = inputs.pred_images
+def listed_in(listing: Listing) -> tuple[str, ...]:
+    """The metrics that `listing` shows, in order (`rank`, then registry order)."""
+    names = METRICS.names()
+    shown = [name for name in names if listing in METRICS[name].listed_in]
+    return tuple(sorted(shown, key=lambda name: (METRICS[name].rank, names.index(name))))
+
+
+def label(name: str) -> str:
+    """The metric's table title, e.g. 'GA: grid accuracy (%)'; an unknown name is returned as is."""
+    return METRICS[name].label if name in METRICS else name
+
+
+def short_label(name: str) -> str:
+    """The metric's column name, e.g. 'GA'; an unknown name is returned as is."""
+    return METRICS[name].short_label if name in METRICS else name
+
+
+HEADLINE: tuple[Listing, ...] = ("evaluate", "bench", "report", "perturbation_study")
+
+
+@metric("mse", "lower", "mean squared error over the 3 x H x W values in [0, 1]", needs=IMAGES,
+        label="MSE (pixel values in [0, 1])", short_label="MSE", gap="log_ratio", statistic="pixel_errors",
+        listed_in=(*HEADLINE, "alpha_plot", "rank_study"), rank=2)
+def mse(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.pixel_errors.mse
+
+
+@metric("mse_sum", "lower", "squared error summed over the 3 x H x W values of each image (SVIB)", needs=IMAGES,
+        label="MSE summed per image (SVIB)", short_label="SSE", gap="log_ratio", statistic="pixel_errors",
+        listed_in=["rank_study"], rank=8)
+def mse_sum(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.pixel_errors.mse_sum
+
+
+@metric("psnr", "higher",
+        f"peak signal-to-noise ratio in dB, data range 1 (aggregates cap +inf at {pixel.PSNR_CAP_DB:g})",
+        needs=IMAGES, label="PSNR (dB)", short_label="PSNR", cap=pixel.PSNR_CAP_DB, gap="difference",
+        statistic="pixel_errors", listed_in=("perturbation_study", "rank_study"), rank=6)
+def psnr(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.pixel_errors.psnr
+
+
+@metric("ssim", "higher", "structural similarity, Gaussian window 11, sigma 1.5, averaged over channels",
+        needs=IMAGES, label="SSIM", short_label="SSIM", gap="difference", statistic="ssim",
+        listed_in=(*HEADLINE, "rank_study"), rank=3)
+def ssim(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.ssim
+
+
+@metric("lpips", "lower",
+        "LPIPS v0.1 (official lpips package), AlexNet backbone by default; NaN with the reason when its "
+        "weights are absent",
+        needs=IMAGES, label="LPIPS", short_label="LPIPS", gap="log_ratio",
+        listed_in=(*HEADLINE, "alpha_plot", "rank_study"), rank=4)
+def lpips(inputs: MetricInputs) -> torch.Tensor:
+    images, targets = inputs.image_pair()
     load = inputs.lpips or perceptual.load_lpips(device=images.device)
     status = load.status if load.module is None else perceptual.size_problem(load.module, *images.shape[-2:])
     inputs.status["lpips"] = status or load.status
-    if status is not None:
+    if load.module is None or status is not None:
         return torch.full((images.shape[0],), float("nan"), device=images.device)
-    return load.module(images, inputs.target_images)
+    return load.module(images, targets)
+
+
+@metric("fg_mse", "lower", "MSE over pixels where the target or the input is not background",
+        needs=(*IMAGES, "foreground"), label="FG-MSE", short_label="FG-MSE", gap="log_ratio",
+        statistic="pixel_errors", listed_in=("report", "perturbation_study", "rank_study"), rank=5)
+def fg_mse(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.pixel_errors.fg_mse
+
+
+@metric("changed_mse", "lower", "MSE over pixels where the target differs from the input",
+        needs=(*IMAGES, "input_images"), label="MSE over changed pixels", short_label="changed-MSE",
+        gap="log_ratio", statistic="pixel_errors", listed_in=["rank_study"], rank=7)
+def changed_mse(inputs: MetricInputs) -> torch.Tensor:
+    return inputs.pixel_errors.changed_mse
+
+
+@metric("grid_accuracy", "higher", "exact match of the decoded grid (GA), percent", needs=GRIDS,
+        label="GA: grid accuracy (%)", short_label="GA", percent=True, gap="difference",
+        listed_in=(*HEADLINE, "alpha_plot", "rank_reference"), rank=0)
+def grid_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return grids.grid_accuracy(*inputs.grid_pair())
+
+
+@metric("pixel_accuracy", "higher", "share of grid cells decoded correctly (PPA), percent", needs=GRIDS,
+        label="PPA: pixel accuracy (%)", short_label="PPA", percent=True, gap="difference")
+def pixel_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return grids.pixel_accuracy(*inputs.grid_pair())
+
+
+@metric("object_pixel_accuracy", "higher",
+        "accuracy over cells where prediction or target is non-background (Obj-PPA), percent", needs=GRIDS,
+        label="Obj-PPA: object pixel accuracy (%)", short_label="Obj-PPA", percent=True, gap="difference",
+        listed_in=("evaluate", "report", "perturbation_study", "rank_reference"), rank=1)
+def object_pixel_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return grids.object_pixel_accuracy(*inputs.grid_pair())
 
 
 CANVAS_UNKNOWN = (
@@ -122,72 +277,59 @@ CANVAS_UNKNOWN = (
 )
 
 
-def _on_paper_canvas(
-    name: str, formula: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-) -> Callable[[MetricInputs], torch.Tensor]:
-    """`formula` over the padded canvas (`grids.on_canvas`); NaN with a status when the canvas is unknown."""
-
-    def function(inputs: MetricInputs) -> torch.Tensor:
-        laid = grids.on_canvas(inputs.pred_grids, inputs.target_grids, inputs.canvas)
-        if laid is None:
-            inputs.status[name] = CANVAS_UNKNOWN
-            target = inputs.target_grids
-            return torch.full((target.shape[0],), float("nan"), dtype=torch.float64, device=target.device)
-        return formula(*laid)
-
-    return function
+def _canvas_unknown(inputs: MetricInputs, name: str) -> torch.Tensor:
+    """NaN per sample, with a status saying why: the paper's padded canvas is unknown."""
+    inputs.status[name] = CANVAS_UNKNOWN
+    _, target = inputs.grid_pair()
+    return torch.full((target.shape[0],), float("nan"), dtype=torch.float64, device=target.device)
 
 
-def _stubbornness(inputs: MetricInputs) -> torch.Tensor:
-    return objects.stubbornness(inputs.pred_grids, inputs.target_grids, inputs.input_grids, inputs.id_sequences)
+@metric("paper_ppa", "higher",
+        "COGITAO App. G.2 as written: matching cells over the whole m x n padded canvas, padding "
+        "included (padding counts right when predicted as padding; an image model's decoded grid always "
+        "has the target's shape, so its padding is always right), percent",
+        needs=GRIDS, label="PPA as in COGITAO App. G.2: over the padded canvas (%)", short_label="PPA (G.2)",
+        percent=True, gap="difference")
+def paper_ppa(inputs: MetricInputs) -> torch.Tensor:
+    laid = grids.on_canvas(*inputs.grid_pair(), inputs.canvas)
+    if laid is None:
+        return _canvas_unknown(inputs, "paper_ppa")
+    return grids.paper_pixel_accuracy(*laid)
 
 
-for _spec in (
-    MetricSpec("mse", "lower", "mean squared error over the 3 x H x W values in [0, 1]",
-               lambda i: i.pixel_errors.mse, IMAGES, gap="log_ratio", statistic="pixel_errors"),
-    MetricSpec("mse_sum", "lower", "squared error summed over the 3 x H x W values of each image (SVIB)",
-               lambda i: i.pixel_errors.mse_sum, IMAGES, gap="log_ratio", statistic="pixel_errors"),
-    MetricSpec("psnr", "higher", f"peak signal-to-noise ratio in dB, data range 1 (aggregates cap +inf at {pixel.PSNR_CAP_DB:g})",
-               lambda i: i.pixel_errors.psnr, IMAGES, cap=pixel.PSNR_CAP_DB, gap="difference",
-               statistic="pixel_errors"),
-    MetricSpec("ssim", "higher", "structural similarity, Gaussian window 11, sigma 1.5, averaged over channels",
-               lambda i: i.ssim, IMAGES, gap="difference", statistic="ssim"),
-    MetricSpec("lpips", "lower", "LPIPS v0.1 (official lpips package), AlexNet backbone by default; NaN with the reason when its weights are absent",
-               _lpips, IMAGES, gap="log_ratio"),
-    MetricSpec("fg_mse", "lower", "MSE over pixels where the target or the input is not background",
-               lambda i: i.pixel_errors.fg_mse, (*IMAGES, "foreground"), gap="log_ratio",
-               statistic="pixel_errors"),
-    MetricSpec("changed_mse", "lower", "MSE over pixels where the target differs from the input",
-               lambda i: i.pixel_errors.changed_mse, (*IMAGES, "input_images"), gap="log_ratio",
-               statistic="pixel_errors"),
-    MetricSpec("grid_accuracy", "higher", "exact match of the decoded grid (GA), percent",
-               lambda i: grids.grid_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
-    MetricSpec("pixel_accuracy", "higher", "share of grid cells decoded correctly (PPA), percent",
-               lambda i: grids.pixel_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
-    MetricSpec("object_pixel_accuracy", "higher",
-               "accuracy over cells where prediction or target is non-background (Obj-PPA), percent",
-               lambda i: grids.object_pixel_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True,
-               gap="difference"),
-    MetricSpec("paper_ppa", "higher",
-               "COGITAO App. G.2 as written: matching cells over the whole m x n padded canvas, padding "
-               "included (padding counts right when predicted as padding; an image model's decoded grid always "
-               "has the target's shape, so its padding is always right), percent",
-               _on_paper_canvas("paper_ppa", grids.paper_pixel_accuracy), GRIDS, percent=True, gap="difference"),
-    MetricSpec("paper_obj_ppa", "higher",
-               "Obj-PPA as COGITAO's released code computes it: accuracy over the cells where the target is an "
-               "object (extra predicted objects cost nothing), per sample, percent",
-               lambda i: grids.released_object_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True,
-               gap="difference"),
-    MetricSpec("object_accuracy", "higher", "share of target objects reproduced exactly (cells and colors), percent",
-               lambda i: objects.object_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
-    MetricSpec("color_accuracy", "higher", "same number of objects of every color (Compositional-ARC), percent",
-               lambda i: objects.color_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
-    MetricSpec("shape_accuracy", "higher", "same number of objects of every shape (Compositional-ARC), percent",
-               lambda i: objects.shape_accuracy(i.pred_grids, i.target_grids), GRIDS, percent=True, gap="difference"),
-    MetricSpec("stubbornness", "lower", "OOD predictions equal to a training sequence applied to the input, percent",
-               _stubbornness, (*GRIDS, "input_grids", "id_sequences"), percent=True),
-):
-    register(_spec)
+@metric("paper_obj_ppa", "higher",
+        "Obj-PPA as COGITAO's released code computes it: accuracy over the cells where the target is an "
+        "object (extra predicted objects cost nothing), per sample, percent",
+        needs=GRIDS, label="Obj-PPA as COGITAO's released code computes it: accuracy over target object cells (%)",
+        short_label="Obj-PPA (COGITAO)", percent=True, gap="difference")
+def paper_obj_ppa(inputs: MetricInputs) -> torch.Tensor:
+    return grids.released_object_accuracy(*inputs.grid_pair())
+
+
+@metric("object_accuracy", "higher", "share of target objects reproduced exactly (cells and colors), percent",
+        needs=GRIDS, label="object accuracy (%)", short_label="ObjAcc", percent=True, gap="difference")
+def object_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return objects.object_accuracy(*inputs.grid_pair())
+
+
+@metric("color_accuracy", "higher", "same number of objects of every color (Compositional-ARC), percent",
+        needs=GRIDS, label="color accuracy (%)", short_label="ColorAcc", percent=True, gap="difference")
+def color_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return objects.color_accuracy(*inputs.grid_pair())
+
+
+@metric("shape_accuracy", "higher", "same number of objects of every shape (Compositional-ARC), percent",
+        needs=GRIDS, label="shape accuracy (%)", short_label="ShapeAcc", percent=True, gap="difference")
+def shape_accuracy(inputs: MetricInputs) -> torch.Tensor:
+    return objects.shape_accuracy(*inputs.grid_pair())
+
+
+@metric("stubbornness", "lower", "OOD predictions equal to a training sequence applied to the input, percent",
+        needs=(*GRIDS, "input_grids", "id_sequences"), label="stubbornness (%)", short_label="Stubborn",
+        percent=True)
+def stubbornness(inputs: MetricInputs) -> torch.Tensor:
+    return objects.stubbornness(*inputs.grid_pair(), _given(inputs.input_grids, "input_grids"),
+                                _given(inputs.id_sequences, "id_sequences"))
 
 
 def missing_inputs(spec: MetricSpec, inputs: MetricInputs) -> list[str]:

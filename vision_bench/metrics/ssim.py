@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from vision_bench.metrics.chunks import map_chunks, scratch
+from vision_bench.metrics.chunks import map_chunks
 from vision_bench.metrics.inputs import MetricInputError, matching_images
 
 WINDOW = 11
@@ -80,12 +80,12 @@ def _ssim_cpu(x: np.ndarray, y: np.ndarray, taps: np.ndarray, data_range: float)
 
 
 def difference_maps(a: np.ndarray, b: np.ndarray, data_range: float) -> np.ndarray:
-    """The maps SSIM filters for one CPU chunk, (4, *a.shape) in a scratch buffer: s - data_range,
-    d, (s - data_range)^2 and d^2, with s = a + b and d = a - b.
+    """The maps SSIM filters for one CPU chunk, (4, *a.shape): s - data_range, d, (s - data_range)^2
+    and d^2, with s = a + b and d = a - b.
 
-    `maps[3]` is the squared error, which the pixel metrics sum (before `ssim_of_maps` overwrites it).
+    `maps[3]` is the squared error, which the pixel metrics sum.
     """
-    maps = scratch("ssim_maps", (4, *a.shape), a.dtype)
+    maps = np.empty((4, *a.shape), dtype=a.dtype)
     np.add(a, b, out=maps[0])
     maps[0] -= data_range  # centered: E[s^2] - E[s]^2 stays accurate in float32
     np.subtract(a, b, out=maps[1])
@@ -95,16 +95,15 @@ def difference_maps(a: np.ndarray, b: np.ndarray, data_range: float) -> np.ndarr
 
 
 def ssim_of_maps(maps: np.ndarray, taps: np.ndarray, data_range: float) -> np.ndarray:
-    """Mean SSIM per image of one CPU chunk from its `difference_maps`, which it overwrites."""
+    """Mean SSIM per image of one CPU chunk from its `difference_maps` (left unchanged)."""
     border = (len(taps) - 1) // 2
     height, width = maps.shape[-2:]
-    in_place = _filters_in_place(maps.shape, maps.dtype, taps)
-    stats = gaussian_filter_opencv(maps, taps, out=maps if in_place else scratch("ssim_stats", maps.shape, maps.dtype))
+    stats = gaussian_filter_opencv(maps, taps)
     # The rows near a plane's top and bottom mix planes (see `gaussian_filter_opencv`), so the
     # arithmetic skips them; the other rows of a plane are one contiguous block, which numpy runs
     # at full speed (3x faster than a view cropped on all sides).
     rows = stats.reshape(4, -1, height, width)[:, :, border:-border]
-    ssim_map = _ssim_map(*rows, scratch("ssim_temporary", rows.shape[1:], maps.dtype), data_range)
+    ssim_map = _ssim_map(*rows, np.empty(rows.shape[1:], dtype=maps.dtype), data_range)
     return ssim_map.reshape(*maps.shape[1:-2], -1, width)[..., border:-border].mean(axis=(1, 2, 3))
 
 
@@ -140,37 +139,15 @@ def _ssim_map(mu_s: Array, mu_d: Array, ss: Array, dd: Array, temporary: Array, 
     return mu_s
 
 
-_IN_PLACE: dict[tuple[tuple[int, ...], np.dtype], bool] = {}
-
-
-def _filters_in_place(shape: tuple[int, ...], dtype: np.dtype, taps: np.ndarray) -> bool:
-    """Whether `gaussian_filter_opencv` gives the same result in place as into another array for maps
-    of this shape (checked once per shape and process).
-
-    OpenCV's own filter reads rows into a buffer ahead of the row it writes, so filtering in place
-    works, saves a buffer as large as the maps and keeps a chunk in cache (5-10% faster SSIM); an
-    accelerated backend that OpenCV may hand the call to instead (IPP, a platform HAL) need not
-    allow it, hence the check.
-    """
-    key = (shape, np.dtype(dtype))
-    found = _IN_PLACE.get(key)
-    if found is None:
-        maps = np.random.default_rng(0).random(shape).astype(dtype)
-        expected = gaussian_filter_opencv(maps, taps)
-        found = _IN_PLACE[key] = bool(np.array_equal(gaussian_filter_opencv(maps, taps, out=maps), expected))
-    return found
-
-
-def gaussian_filter_opencv(maps: np.ndarray, taps: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Gaussian-filter every (H, W) plane of `maps` (..., H, W) with one OpenCV call (into `out` if given).
+def gaussian_filter_opencv(maps: np.ndarray, taps: np.ndarray) -> np.ndarray:
+    """Gaussian-filter every (H, W) plane of `maps` (..., H, W) with one OpenCV call.
 
     The planes are stacked into one tall image, so only positions at least `border` pixels from
     a plane's edges are meaningful (a valid output row of a plane only reads rows of that plane).
     """
     width = maps.shape[-1]
     tall = np.ascontiguousarray(maps).reshape(-1, width)
-    dst = None if out is None else out.reshape(tall.shape)
-    return cv2.sepFilter2D(tall, -1, taps, taps, dst=dst, borderType=cv2.BORDER_REFLECT).reshape(maps.shape)
+    return cv2.sepFilter2D(tall, -1, taps, taps, borderType=cv2.BORDER_REFLECT).reshape(maps.shape)
 
 
 def filter_valid_conv(maps: torch.Tensor, taps: torch.Tensor) -> torch.Tensor:

@@ -11,12 +11,11 @@ scratch unless `pretrained` or `pretrained_file` names weights (`vision_bench.mo
 
 from vision_bench.models.base import ImageToImageModel, TrainableModel
 from vision_bench.models.pretrained import load_pretrained, read_model_config, save_pretrained
-from vision_bench.models.registry import MODELS, ModelFamily, create_model
+from vision_bench.models.registry import MODELS, create_model
 
 __all__ = [
     "MODELS",
     "ImageToImageModel",
-    "ModelFamily",
     "TrainableModel",
     "create_model",
     "load_pretrained",

@@ -7,20 +7,29 @@ image (B, 3, H, W) in [0, 1] without building a graph; trainable models add
 other than images (svib:oracle reads the padded input grids) says so with `batch_inputs` and
 `check_inputs`, and its `forward` takes that instead. Batches are the dicts of
 `vision_bench.data` ('input', 'target', 'task_code', 'input_grid', 'grid_shape', 'sequence', ...).
+
+A model class is also its family's registry entry (`MODELS`, filled by `@MODELS.register` beside
+each class): its class attributes say how it is named (`usage`, `example_backbone`,
+`test_backbone`), which options it declares (`options`, a `FamilyOptions` dataclass) and whether
+the options it does not declare go to `timm.create_model`; `build` makes one from `create_model`'s
+options. `TrainableModel` builds the output head and the task conditioning from the shared options,
+so that a family builds only its body.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import nn
 
 from vision_bench.errors import ConfigError
-from vision_bench.models.conditioning import check_task_code
-from vision_bench.models.heads import PaletteHead, RgbHead
+from vision_bench.models.conditioning import TaskCodeEmbedding, TaskFiLM, check_task_code, resolve_vocab_size
+from vision_bench.models.heads import build_head
+from vision_bench.models.options import FamilyOptions, NoOptions, SharedOptions, reject_options
+from vision_bench.registry import Registry
 
 if TYPE_CHECKING:
     from vision_bench.models.encoders import TimmBackbone
@@ -35,17 +44,38 @@ def batch_tensor(batch: Mapping[str, Any], key: str, model_name: str) -> torch.T
 
 
 class ImageToImageModel(nn.Module, ABC):
-    """Base of every model: identity attributes, `predict`, `describe`."""
+    """Base of every model: identity attributes, `predict`, `describe`; the class is its family's entry."""
 
     trainable = False
+    family: ClassVar[str]
+    """The family's registered name, the part of a model name before the colon."""
+    usage: ClassVar[str]
+    """How a model of the family is named, e.g. 'unet:<timm cnn>'."""
+    example_backbone: ClassVar[str | None] = None
+    """A name after the colon for messages; None for a family that takes none (a baseline)."""
+    test_backbone: ClassVar[str | None] = None
+    """The smallest name after the colon, for tests; None for a family that takes none."""
+    options: ClassVar[type[FamilyOptions]] = NoOptions
+    """The family's own options (`vision-bench models --describe` lists them)."""
+    takes_timm_options: ClassVar[bool] = False
+    """True when the options the family does not declare go to `timm.create_model`."""
+    options_hint: ClassVar[str] = "it has no options of its own"
+    """The end of the error for an option the family does not take."""
 
-    def __init__(self, name: str, *, family: str, backbone: str | None, head: str, image_size: int) -> None:
+    def __init__(self, name: str, *, backbone: str | None, head: str, image_size: int) -> None:
         super().__init__()
         self.name = name
-        self.family = family
         self.backbone = backbone
         self.head = head
         self.image_size = image_size
+
+    @classmethod
+    @abstractmethod
+    def build(
+        cls, backbone: str | None, shared: SharedOptions, options: FamilyOptions, extra: dict[str, Any]
+    ) -> ImageToImageModel:
+        """The model from `create_model`'s options: the name after the colon (None for a baseline), the
+        shared options, the family's own and the rest (`extra`)."""
 
     @abstractmethod
     def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
@@ -76,27 +106,45 @@ class ImageToImageModel(nn.Module, ABC):
 
 
 class TrainableModel(ImageToImageModel):
-    """A network with an output head: subclasses implement `decode(inputs, task_code) -> raw channels`."""
+    """A network with an output head and optional task conditioning, both built here from the shared
+    options; a family builds its body and implements `raw_output(inputs, task_code) -> raw channels`."""
 
     trainable = True
+    conditioned_by_default: ClassVar[bool] = False
+    """Whether the model reads the task code when `task_conditioning` is left unset."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        family: str,
-        backbone: str,
-        image_size: int,
-        pixel_head: RgbHead | PaletteHead,
-        task_vocab_size: int | None,
-    ) -> None:
-        super().__init__(name, family=family, backbone=backbone, head=pixel_head.name, image_size=image_size)
+    def __init__(self, backbone: str, shared: SharedOptions) -> None:
+        pixel_head = build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight)
+        super().__init__(
+            f"{self.family}:{backbone}", backbone=backbone, head=pixel_head.name, image_size=shared.image_size
+        )
         self.pixel_head = pixel_head
-        self.task_vocab_size = task_vocab_size
+        conditioning = self.conditioned_by_default if shared.task_conditioning is None else shared.task_conditioning
+        self.task_vocab_size = resolve_vocab_size(conditioning)
+
+    @classmethod
+    def build(
+        cls, backbone: str | None, shared: SharedOptions, options: FamilyOptions, extra: dict[str, Any]
+    ) -> ImageToImageModel:
+        """A network family: the name after the colon is its backbone; `extra` goes to timm when it takes it."""
+        if not cls.takes_timm_options:
+            reject_options(extra, f"{cls.family}:{backbone}", cls.options_hint)
+            extra = {}
+        # every network family's __init__ is (backbone, shared, its options, **timm_options)
+        return cls(str(backbone), shared, options, **extra)  # type: ignore[call-arg]
+
+    def task_film(self, channels: list[int]) -> TaskFiLM | None:
+        """FiLM over feature maps of `channels` when the model is task-conditioned, else None."""
+        return None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, channels)
+
+    def task_tokens_of_width(self, dim: int) -> TaskCodeEmbedding | None:
+        """One `dim`-wide token per task-code position when the model is task-conditioned, else None."""
+        return None if self.task_vocab_size is None else TaskCodeEmbedding(self.task_vocab_size, dim)
 
     @abstractmethod
-    def decode(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
-        """Checked inputs (images (B, 3, S, S), or what `batch_inputs` reads) -> (B, pixel_head.channels, S, S)."""
+    def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """Checked inputs (images (B, 3, S, S), or what `batch_inputs` reads) -> the head's raw channels
+        (B, pixel_head.channels, S, S), before its activation."""
 
     def batch_inputs(self, batch: Mapping[str, Any]) -> torch.Tensor:
         """What the model reads from a batch: its 'input' images (the grid-fed svib:oracle reads grids)."""
@@ -117,7 +165,7 @@ class TrainableModel(ImageToImageModel):
             task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name)
         else:
             task_code = None
-        return self.pixel_head.activate(self.decode(inputs, task_code))
+        return self.pixel_head.activate(self.raw_output(inputs, task_code))
 
     def _inputs(self, batch: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
         device = next(self.parameters()).device
@@ -145,3 +193,24 @@ class TrainableModel(ImageToImageModel):
 
     def details(self) -> dict[str, Any]:
         return {"loss": self.pixel_head.loss_name, "task_conditioning": self.task_vocab_size}
+
+
+class BaselineModel(ImageToImageModel):
+    """A baseline: no name after the colon, no weights, an rgb prediction; `__init__(shared, options)`."""
+
+    def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
+        if shared.has_weights:
+            raise ConfigError(f"{self.family} is a baseline without weights; remove pretrained and pretrained_file")
+        super().__init__(self.family, backbone=None, head="rgb", image_size=shared.image_size)
+
+    @classmethod
+    def build(
+        cls, backbone: str | None, shared: SharedOptions, options: FamilyOptions, extra: dict[str, Any]
+    ) -> ImageToImageModel:
+        reject_options(extra, cls.family, cls.options_hint)
+        return cls(shared, options)
+
+
+MODELS: Registry[type[ImageToImageModel]] = Registry("model")
+"""Model families and baselines, each registered beside its class (`vision_bench.models.registry`
+imports them all)."""

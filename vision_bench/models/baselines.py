@@ -10,28 +10,23 @@ every metric should score as perfect. (It was called `oracle`; SVIB's Oracle is 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import torch
 
 from vision_bench.errors import ConfigError
-from vision_bench.models.base import ImageToImageModel, batch_tensor
-from vision_bench.models.options import SharedOptions, reject_options
+from vision_bench.models.base import MODELS, BaselineModel, batch_tensor
+from vision_bench.models.options import FamilyOptions, SharedOptions, option
 
 
-def _no_weights(shared: SharedOptions, name: str) -> None:
-    if shared.has_weights:
-        raise ConfigError(f"{name} is a baseline without weights; remove pretrained and pretrained_file")
-
-
-class CopyInputModel(ImageToImageModel):
+@MODELS.register("copy_input", "baseline: predicts the input image unchanged (the score of doing nothing)")
+class CopyInputModel(BaselineModel):
     """Predicts the input image unchanged."""
 
-    def __init__(self, shared: SharedOptions, **options: Any) -> None:
-        reject_options(options, "copy_input", "it predicts the input image and has no settings")
-        _no_weights(shared, "copy_input")
-        super().__init__("copy_input", family="copy_input", backbone=None, head="rgb", image_size=shared.image_size)
+    family = usage = "copy_input"
+    options_hint = "it predicts the input image and has no settings"
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         return images.to(torch.float32, copy=True)
@@ -41,13 +36,15 @@ class CopyInputModel(ImageToImageModel):
         return self(batch_tensor(batch, "input", self.name))
 
 
-class MeanTargetModel(ImageToImageModel):
+@MODELS.register("mean_target", "baseline: predicts the mean training target; call fit(training batches) first")
+class MeanTargetModel(BaselineModel):
     """Predicts the per-pixel mean of the training targets seen by `fit(batches)`."""
 
-    def __init__(self, shared: SharedOptions, **options: Any) -> None:
-        reject_options(options, "mean_target", "it predicts the mean training target and has no settings")
-        _no_weights(shared, "mean_target")
-        super().__init__("mean_target", family="mean_target", backbone=None, head="rgb", image_size=shared.image_size)
+    family = usage = "mean_target"
+    options_hint = "it predicts the mean training target and has no settings"
+
+    def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
+        super().__init__(shared, options)
         size = shared.image_size
         self.register_buffer("mean_image", torch.zeros(3, size, size))
         self.register_buffer("samples_seen", torch.zeros((), dtype=torch.long))
@@ -101,19 +98,32 @@ def _render_spec(value: Any) -> Any:
     )
 
 
-class GroundTruthModel(ImageToImageModel):
+@dataclass(frozen=True)
+class GroundTruthOptions(FamilyOptions):
+    connectivity: int = option(8, "4 or 8: how the dataset extracted objects (as the task config's connectivity)")
+
+    def __post_init__(self) -> None:
+        if self.connectivity not in (4, 8):
+            raise ConfigError(
+                f"connectivity must be 4 or 8 (how the dataset extracted objects), got {self.connectivity!r}"
+            )
+
+
+@MODELS.register(
+    "ground_truth",
+    "baseline: the true sequence applied to the true input grid, rendered with render_spec (the ceiling)",
+)
+class GroundTruthModel(BaselineModel):
     """Applies the batch's true sequences to its true input grids and renders the results."""
 
-    def __init__(self, shared: SharedOptions, connectivity: int = 8, **options: Any) -> None:
-        reject_options(options, "ground_truth", "it takes render_spec and connectivity only")
-        _no_weights(shared, "ground_truth")
-        if connectivity not in (4, 8):
-            raise ConfigError(f"connectivity must be 4 or 8 (how the dataset extracted objects), got {connectivity!r}")
-        super().__init__(
-            "ground_truth", family="ground_truth", backbone=None, head="rgb", image_size=shared.image_size
-        )
+    family = usage = "ground_truth"
+    options = GroundTruthOptions
+    options_hint = "it takes render_spec and connectivity only"
+
+    def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
+        super().__init__(shared, options)
         self.render_spec = _render_spec(shared.render_spec)
-        self.connectivity = connectivity
+        self.connectivity = cast(GroundTruthOptions, options).connectivity
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         raise ConfigError(

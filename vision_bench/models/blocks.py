@@ -7,6 +7,8 @@ import math
 from torch import nn
 
 MAX_WIDTH_FACTOR = 16
+DECODER_WIDTH_HELP = "channels of the decoder at full resolution, doubling per halving (capped at 16x)"
+"""The help of the `decoder_width` option of both families."""
 
 
 def width_at(reduction: int, full_resolution_width: int) -> int:

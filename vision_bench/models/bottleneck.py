@@ -11,18 +11,27 @@ conditioning, FiLM modulates the deepest feature map, hence the vector.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision_bench.models.base import TrainableModel
-from vision_bench.models.blocks import conv_block, halvings, width_at
-from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
+from vision_bench.models.base import MODELS, TrainableModel
+from vision_bench.models.blocks import DECODER_WIDTH_HELP, conv_block, halvings, width_at
 from vision_bench.models.encoders import FeatureEncoder, TimmBackbone
-from vision_bench.models.heads import build_head
-from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
+from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+
+
+@dataclass(frozen=True)
+class BottleneckOptions(FamilyOptions):
+    latent_dim: int = option(256, "size of the one vector the whole image is squeezed through")
+    decoder_width: int = option(16, DECODER_WIDTH_HELP)
+
+    def __post_init__(self) -> None:
+        positive_int(self.latent_dim, "latent_dim")
+        positive_int(self.decoder_width, "decoder_width")
 
 
 class VectorDecoder(nn.Module):
@@ -50,38 +59,35 @@ class VectorDecoder(nn.Module):
         return self.output(x)
 
 
+@MODELS.register(
+    "bottleneck",
+    "a timm CNN (or hierarchical transformer) encoder squeezed to one vector (latent_dim), upsampled back by "
+    "convolutions without skips",
+)
 class BottleneckModel(TrainableModel):
     """timm CNN encoder -> global pool -> one vector -> upsampling decoder."""
 
-    def __init__(
-        self,
-        backbone: str,
-        shared: SharedOptions,
-        latent_dim: int = 256,
-        decoder_width: int = 16,
-        **backbone_options: Any,
-    ) -> None:
-        backbone_options = cnn_backbone_options("bottleneck", backbone_options)
-        super().__init__(
-            f"bottleneck:{backbone}",
-            family="bottleneck",
-            backbone=backbone,
-            image_size=shared.image_size,
-            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
-            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
-        )
-        self.latent_dim = positive_int(latent_dim, "latent_dim")
-        self.decoder_width = positive_int(decoder_width, "decoder_width")
+    family = "bottleneck"
+    usage = "bottleneck:<timm cnn>"
+    example_backbone = "resnet18"
+    test_backbone = "test_resnet"
+    options = BottleneckOptions
+    takes_timm_options = True
+
+    def __init__(self, backbone: str, shared: SharedOptions, options: BottleneckOptions, **timm_options: Any) -> None:
+        super().__init__(backbone, shared)
+        self.latent_dim = options.latent_dim
+        self.decoder_width = options.decoder_width
         self.encoder = FeatureEncoder(
             backbone, family="bottleneck", image_size=shared.image_size, pretrained=shared.pretrained,
-            pretrained_file=shared.pretrained_file, **backbone_options,
+            pretrained_file=shared.pretrained_file, **timm_options,
         )
         deepest = self.encoder.channels[-1]
-        self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, [deepest])
-        self.squeeze = nn.Linear(deepest, latent_dim)
+        self.film = self.task_film([deepest])
+        self.squeeze = nn.Linear(deepest, options.latent_dim)
         stride = self.encoder.total_stride
         self.decoder = VectorDecoder(
-            latent_dim, shared.image_size // stride, stride, self.pixel_head.channels, decoder_width
+            options.latent_dim, shared.image_size // stride, stride, self.pixel_head.channels, options.decoder_width
         )
 
     def encode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
@@ -91,7 +97,7 @@ class BottleneckModel(TrainableModel):
             deepest = self.film([deepest], task_code)[0]
         return self.squeeze(deepest.mean(dim=(2, 3)))
 
-    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+    def raw_output(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.decoder(self.encode(images, task_code), self.image_size)
 
     def timm_backbone(self) -> TimmBackbone:

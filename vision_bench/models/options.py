@@ -1,14 +1,18 @@
-"""The `create_model` options every family accepts, split from family and backbone options.
+"""The `create_model` options: those every family accepts, and the declared options of each family.
 
 The training engine passes one options dict to whichever model a config names, so every family
-(baselines included) accepts these. A family ignores the ones that do not concern it (a baseline
-draws no palette), except the weight sources `pretrained` and `pretrained_file`, which baselines
-and SVIB's presets refuse rather than silently skip.
+(baselines included) accepts the shared ones (`SharedOptions`). A family ignores the ones that do
+not concern it (a baseline draws no palette), except the weight sources `pretrained` and
+`pretrained_file`, which baselines and SVIB's presets refuse rather than silently skip.
+
+Each family declares its own options as a `FamilyOptions` dataclass (fields made with `option`,
+checked in `__post_init__`); `vision-bench models --describe` lists them from that declaration.
+An option left at None is unset: the family's default applies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +65,35 @@ def reject_options(rest: dict[str, Any], model: str, hint: str) -> None:
         raise ConfigError(f"model {model!r} does not take option(s) {names}; {hint}")
 
 
-VIT_ONLY_OPTIONS = ("decoder", "decoder_depth", "patch_size")
+def option(default: Any, help: str) -> Any:
+    """A `FamilyOptions` field: its default and one line on what it does."""
+    return field(default=default, metadata={"help": help})
 
 
-def cnn_backbone_options(family: str, options: dict[str, Any]) -> dict[str, Any]:
-    """`options` less the vit-only ones left at None; a vit-only option that is set is a mistake."""
-    wrong = sorted(name for name in VIT_ONLY_OPTIONS if options.get(name) is not None)
-    if wrong:
-        raise ConfigError(f"option(s) {', '.join(wrong)} apply to vit:<timm vit> models, not to {family}:<timm cnn>")
-    return {k: v for k, v in options.items() if k not in VIT_ONLY_OPTIONS}
+@dataclass(frozen=True)
+class FamilyOptions:
+    """A family's own options; subclasses are frozen dataclasses whose fields are made with `option`."""
+
+    @classmethod
+    def names(cls) -> frozenset[str]:
+        return frozenset(item.name for item in fields(cls))
+
+    @classmethod
+    def split(cls, options: dict[str, Any]) -> tuple[FamilyOptions, dict[str, Any]]:
+        """(this family's options from `options`, the options it does not declare)."""
+        names = cls.names()
+        given = {k: v for k, v in options.items() if k in names and v is not None}
+        return cls(**given), {k: v for k, v in options.items() if k not in names}
+
+    @classmethod
+    def describe(cls) -> dict[str, dict[str, Any]]:
+        """Option name -> {'default', 'help'}, in declaration order."""
+        return {item.name: {"default": item.default, "help": item.metadata["help"]} for item in fields(cls)}
+
+
+@dataclass(frozen=True)
+class NoOptions(FamilyOptions):
+    """The options of a family that has none of its own."""
 
 
 def positive_int(value: Any, option: str) -> int:

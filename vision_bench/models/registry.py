@@ -8,83 +8,18 @@ baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`), or a baseline name al
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.models.base import ImageToImageModel
-from vision_bench.models.baselines import CopyInputModel, GroundTruthModel, MeanTargetModel
-from vision_bench.models.bottleneck import BottleneckModel
+from vision_bench.models.base import MODELS, ImageToImageModel
 from vision_bench.models.encoders import is_timm_model
 from vision_bench.models.options import split_options
-from vision_bench.models.svib import create_svib_model
-from vision_bench.models.unet import UNetModel
-from vision_bench.models.vit import ViTModel
-from vision_bench.registry import Registry
 
+# isort: off
+# Importing a family's module registers it; the order of these imports is the order `vision-bench models` lists.
+from vision_bench.models import unet, bottleneck, vit, svib, baselines  # noqa: F401
+# isort: on
 
-@dataclass(frozen=True)
-class ModelFamily:
-    """How to build one family: `build(name after the colon or None, shared options, family and backbone options)`."""
-
-    usage: str
-    build: Callable[..., ImageToImageModel]
-    example_backbone: str | None = None
-
-    @property
-    def needs_backbone(self) -> bool:
-        return self.example_backbone is not None
-
-
-def _network(model_class: type[ImageToImageModel]) -> Callable[..., ImageToImageModel]:
-    return lambda backbone, shared, rest: model_class(backbone, shared, **rest)
-
-
-def _baseline(model_class: type[ImageToImageModel]) -> Callable[..., ImageToImageModel]:
-    return lambda backbone, shared, rest: model_class(shared, **rest)
-
-
-MODELS: Registry[ModelFamily] = Registry("model")
-MODELS.add(
-    "unet",
-    ModelFamily("unet:<timm cnn>", _network(UNetModel), "resnet18"),
-    "a timm CNN (or hierarchical transformer: swin, ...) feature encoder and a U-Net decoder with skip "
-    "connections back to full resolution",
-)
-MODELS.add(
-    "bottleneck",
-    ModelFamily("bottleneck:<timm cnn>", _network(BottleneckModel), "resnet18"),
-    "a timm CNN (or hierarchical transformer) encoder squeezed to one vector (latent_dim), upsampled back by "
-    "convolutions without skips",
-)
-MODELS.add(
-    "vit",
-    ModelFamily("vit:<timm vit>", _network(ViTModel), "vit_small_patch16_224"),
-    "a timm ViT at the image size, patch tokens decoded to pixels (decoder='linear', or 'transformer': SVIB's decoder)",
-)
-MODELS.add(
-    "svib",
-    ModelFamily("svib:<i2i-cnn|i2i-vit|oracle>", lambda preset, shared, rest: create_svib_model(preset, shared, **rest),
-                "i2i-vit"),
-    "SVIB's baselines, its settings: a CNN (one vector) or ViT encoder, or the input grid and task code "
-    "(oracle), read by SVIB's patch-transformer decoder",
-)
-MODELS.add(
-    "copy_input",
-    ModelFamily("copy_input", _baseline(CopyInputModel)),
-    "baseline: predicts the input image unchanged (the score of doing nothing)",
-)
-MODELS.add(
-    "mean_target",
-    ModelFamily("mean_target", _baseline(MeanTargetModel)),
-    "baseline: predicts the mean training target; call fit(training batches) first",
-)
-MODELS.add(
-    "ground_truth",
-    ModelFamily("ground_truth", _baseline(GroundTruthModel)),
-    "baseline: the true sequence applied to the true input grid, rendered with render_spec (the ceiling)",
-)
 RENAMED = {
     "oracle": "'oracle' is now 'ground_truth' (it draws the true output grid); SVIB's Oracle, "
     "trained on the input grid, is 'svib:oracle'",
@@ -106,24 +41,46 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     ((10, 3) uint8, palette head), background_weight=0.2, task_conditioning=None (off, except for
     svib:oracle; True or a vocabulary size), pretrained=False (timm's pretrained weights, from the Hugging
     Face cache), pretrained_file=None (local weights), render_spec
-    (ground_truth). Family options: decoder_width (unet, bottleneck), latent_dim (bottleneck),
-    decoder / decoder_depth / patch_size (vit), grid_size (svib:oracle); anything else goes to
-    timm.create_model.
+    (ground_truth). Family options: those the family declares (`MODELS[family].options`, listed by
+    `vision-bench models --describe`); for unet, bottleneck and vit anything else goes to timm.create_model.
+    An option that only other families declare is refused when set and ignored when None.
     """
     family_name, colon, backbone = str(name).partition(":")
     check_renamed(family_name)
     if not colon and family_name not in MODELS:
         _suggest_family_for_timm_name(family_name)
     family = MODELS[family_name]
-    if family.needs_backbone and not backbone:
+    needs_backbone = family.example_backbone is not None
+    if needs_backbone and not backbone:
         raise ConfigError(
             f"model {name!r} needs a name after the colon ({family.usage}), "
             f"e.g. {family_name}:{family.example_backbone}"
         )
-    if not family.needs_backbone and colon:
+    if not needs_backbone and colon:
         raise ConfigError(f"{family_name} is a baseline and takes no backbone; use {family_name!r}")
     shared, rest = split_options(options)
-    return family.build(backbone or None, shared, rest)
+    own, extra = family.options.split(rest)
+    extra = _without_other_families_options(family, str(name), extra)
+    return family.build(backbone or None, shared, own, extra)
+
+
+def _without_other_families_options(
+    family: type[ImageToImageModel], name: str, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """`extra` less the options that other families declare, left at None (unset); a family that passes
+    its other options to timm gets a `ConfigError` for one that is set, naming the families that take it."""
+    declared_by = {
+        option: [MODELS[other].usage for other in MODELS if option in MODELS[other].options.names()]
+        for option in extra
+    }
+    extra = {option: value for option, value in extra.items() if value is not None or not declared_by[option]}
+    foreign = sorted(option for option in extra if declared_by[option])
+    if family.takes_timm_options and foreign:
+        usages = sorted({usage for option in foreign for usage in declared_by[option]})
+        raise ConfigError(
+            f"model {name!r} does not take option(s) {', '.join(foreign)}; they apply to {', '.join(usages)}"
+        )
+    return extra
 
 
 def _suggest_family_for_timm_name(name: str) -> None:
@@ -134,4 +91,4 @@ def _suggest_family_for_timm_name(name: str) -> None:
         )
 
 
-__all__ = ["MODELS", "RENAMED", "ModelFamily", "check_renamed", "create_model"]
+__all__ = ["MODELS", "RENAMED", "check_renamed", "create_model"]

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.models.base import TrainableModel
-from vision_bench.models.conditioning import TaskCodeEmbedding, resolve_vocab_size
-from vision_bench.models.heads import PALETTE_SIZE, build_head
-from vision_bench.models.options import SharedOptions, positive_int, reject_options
+from vision_bench.models.base import MODELS, TrainableModel
+from vision_bench.models.heads import PALETTE_SIZE
+from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int, reject_options
 from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, Transformer, sincos_2d
 from vision_bench.registry import unknown_name_message
 
@@ -71,6 +70,17 @@ SVIB_CNN = CnnEncoderSettings()
 SVIB_VIT = VitEncoderSettings()
 ORACLE_WIDTH = 192  # SVIB's ground-truth factor embedding size (configs/gt.py emb_size)
 DEFAULT_GRID_SIZE = 30  # ARC's largest grid; every study of the project fits
+
+
+@dataclass(frozen=True)
+class SvibOptions(FamilyOptions):
+    grid_size: int | None = option(
+        None, f"svib:oracle only: the largest grid side it reads (its position table); None: {DEFAULT_GRID_SIZE}"
+    )
+
+    def __post_init__(self) -> None:
+        if self.grid_size is not None:
+            positive_int(self.grid_size, "grid_size")
 
 
 class CnnVectorEncoder(nn.Module):
@@ -147,30 +157,52 @@ class GridCellEncoder(nn.Module):
         return self.colors(grids.flatten(1).clamp(min=0)) + positions
 
 
+@MODELS.register(
+    "svib",
+    "SVIB's baselines, its settings: a CNN (one vector) or ViT encoder, or the input grid and task code "
+    "(oracle), read by SVIB's patch-transformer decoder",
+)
 class SvibModel(TrainableModel):
     """An encoder's vectors, plus one token per task-code position, drawn by SVIB's patch-transformer decoder."""
 
+    family = "svib"
+    usage = "svib:<i2i-cnn|i2i-vit|oracle>"
+    example_backbone = "i2i-vit"
+    test_backbone = "i2i-cnn"
+    options = SvibOptions
+    options_hint = "it keeps SVIB's settings (for other sizes use vit:<timm vit> with decoder='transformer')"
+
     def __init__(
-        self,
-        preset: str,
-        shared: SharedOptions,
-        encoder: CnnVectorEncoder | VitTokenEncoder | GridCellEncoder,
-        task_vocab_size: int | None,
+        self, preset: str, shared: SharedOptions, encoder: CnnVectorEncoder | VitTokenEncoder | GridCellEncoder
     ) -> None:
-        super().__init__(
-            f"svib:{preset}",
-            family="svib",
-            backbone=preset,
-            image_size=shared.image_size,
-            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
-            task_vocab_size=task_vocab_size,
-        )
+        super().__init__(preset, shared)
         self.encoder = encoder
         memory_dim = encoder.out_dim
-        self.task_tokens = None if task_vocab_size is None else TaskCodeEmbedding(task_vocab_size, memory_dim)
+        self.task_tokens = self.task_tokens_of_width(memory_dim)
         self.decoder = PatchTransformerDecoder(memory_dim, shared.image_size, self.pixel_head.channels, SVIB_DECODER)
 
-    def decode(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+    @classmethod
+    def build(
+        cls, backbone: str | None, shared: SharedOptions, options: FamilyOptions, extra: dict[str, Any]
+    ) -> SvibModel:
+        """The SVIB baseline named after the colon (one of `PRESETS`), with SVIB's settings."""
+        preset = str(backbone)
+        if preset not in PRESETS:
+            raise UnknownNameError(unknown_name_message("svib preset", preset, PRESETS))
+        if shared.has_weights:
+            raise ConfigError(
+                f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
+            )
+        grid_size = cast(SvibOptions, options).grid_size
+        if preset == "oracle":
+            reject_options(extra, "svib:oracle", "it takes grid_size (the largest grid side it reads) only")
+            return SvibOracleModel(shared, grid_size or DEFAULT_GRID_SIZE)
+        reject_options({**extra, **({} if grid_size is None else {"grid_size": grid_size})}, f"svib:{preset}",
+                       cls.options_hint)
+        encoder = CnnVectorEncoder(shared.image_size) if preset == "i2i-cnn" else VitTokenEncoder(shared.image_size)
+        return SvibModel(preset, shared, encoder)
+
+    def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.draw(self.encoder(inputs), task_code)
 
     def draw(
@@ -192,11 +224,10 @@ class SvibModel(TrainableModel):
 class SvibOracleModel(SvibModel):
     """SVIB's Oracle on grids: the input grid's cells (and the task code) drawn by the patch decoder."""
 
-    def __init__(self, shared: SharedOptions, grid_size: int = DEFAULT_GRID_SIZE, **options: Any) -> None:
-        reject_options(options, "svib:oracle", "it takes grid_size (the largest grid side it reads) only")
-        conditioning = True if shared.task_conditioning is None else shared.task_conditioning
-        positive_int(grid_size, "grid_size")
-        super().__init__("oracle", shared, GridCellEncoder(grid_size, ORACLE_WIDTH), resolve_vocab_size(conditioning))
+    conditioned_by_default = True
+
+    def __init__(self, shared: SharedOptions, grid_size: int = DEFAULT_GRID_SIZE) -> None:
+        super().__init__("oracle", shared, GridCellEncoder(grid_size, ORACLE_WIDTH))
         self.grid_size = grid_size
 
     def batch_inputs(self, batch: Mapping[str, Any]) -> torch.Tensor:
@@ -232,7 +263,7 @@ class SvibOracleModel(SvibModel):
         if empty:
             raise ConfigError("an input grid has no cells (all -1); svib:oracle needs at least one cell per grid")
 
-    def decode(self, grids: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+    def raw_output(self, grids: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.draw(self.encoder(grids), task_code, memory_mask=grids.flatten(1) >= 0)
 
     def details(self) -> dict[str, Any]:
@@ -254,22 +285,6 @@ def crop_padding(grids: torch.Tensor) -> torch.Tensor:
     return grids[:, :height, :width] if height else grids  # no cell at all: check_inputs says so
 
 
-def create_svib_model(preset: str, shared: SharedOptions, **options: Any) -> SvibModel:
-    """The SVIB baseline `preset` (one of `PRESETS`) with SVIB's settings."""
-    if preset not in PRESETS:
-        raise UnknownNameError(unknown_name_message("svib preset", preset, PRESETS))
-    if shared.has_weights:
-        raise ConfigError(
-            f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
-        )
-    if preset == "oracle":
-        return SvibOracleModel(shared, **options)
-    hint = "it keeps SVIB's settings (for other sizes use vit:<timm vit> with decoder='transformer')"
-    reject_options(options, f"svib:{preset}", hint)
-    encoder = CnnVectorEncoder(shared.image_size) if preset == "i2i-cnn" else VitTokenEncoder(shared.image_size)
-    return SvibModel(preset, shared, encoder, resolve_vocab_size(shared.task_conditioning))
-
-
 __all__ = [
     "DEFAULT_GRID_SIZE",
     "ORACLE_WIDTH",
@@ -277,6 +292,6 @@ __all__ = [
     "SVIB_CNN",
     "SVIB_VIT",
     "SvibModel",
+    "SvibOptions",
     "SvibOracleModel",
-    "create_svib_model",
 ]

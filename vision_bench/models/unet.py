@@ -9,18 +9,25 @@ every encoder feature map before it reaches the decoder.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision_bench.models.base import TrainableModel
-from vision_bench.models.blocks import conv_block, halvings, width_at
-from vision_bench.models.conditioning import TaskFiLM, resolve_vocab_size
+from vision_bench.models.base import MODELS, TrainableModel
+from vision_bench.models.blocks import DECODER_WIDTH_HELP, conv_block, halvings, width_at
 from vision_bench.models.encoders import FeatureEncoder, TimmBackbone
-from vision_bench.models.heads import build_head
-from vision_bench.models.options import SharedOptions, cnn_backbone_options, positive_int
+from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+
+
+@dataclass(frozen=True)
+class UNetOptions(FamilyOptions):
+    decoder_width: int = option(16, DECODER_WIDTH_HELP)
+
+    def __post_init__(self) -> None:
+        positive_int(self.decoder_width, "decoder_width")
 
 
 class UNetDecoder(nn.Module):
@@ -56,30 +63,34 @@ class UNetDecoder(nn.Module):
         return self.output(x)
 
 
+@MODELS.register(
+    "unet",
+    "a timm CNN (or hierarchical transformer: swin, ...) feature encoder and a U-Net decoder with skip "
+    "connections back to full resolution",
+)
 class UNetModel(TrainableModel):
     """timm CNN encoder + U-Net decoder (+ FiLM task conditioning)."""
 
-    def __init__(self, backbone: str, shared: SharedOptions, decoder_width: int = 16, **backbone_options: Any) -> None:
-        backbone_options = cnn_backbone_options("unet", backbone_options)
-        super().__init__(
-            f"unet:{backbone}",
-            family="unet",
-            backbone=backbone,
-            image_size=shared.image_size,
-            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
-            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
-        )
+    family = "unet"
+    usage = "unet:<timm cnn>"
+    example_backbone = "resnet18"
+    test_backbone = "test_resnet"
+    options = UNetOptions
+    takes_timm_options = True
+
+    def __init__(self, backbone: str, shared: SharedOptions, options: UNetOptions, **timm_options: Any) -> None:
+        super().__init__(backbone, shared)
         self.encoder = FeatureEncoder(
             backbone, family="unet", image_size=shared.image_size, pretrained=shared.pretrained,
-            pretrained_file=shared.pretrained_file, **backbone_options,
+            pretrained_file=shared.pretrained_file, **timm_options,
         )
-        self.film = None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, self.encoder.channels)
-        self.decoder_width = positive_int(decoder_width, "decoder_width")
+        self.film = self.task_film(self.encoder.channels)
+        self.decoder_width = options.decoder_width
         self.decoder = UNetDecoder(
-            self.encoder.channels, self.encoder.reductions, self.pixel_head.channels, decoder_width
+            self.encoder.channels, self.encoder.reductions, self.pixel_head.channels, options.decoder_width
         )
 
-    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+    def raw_output(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         features = self.encoder(images)
         if self.film is not None:
             features = self.film(features, task_code)

@@ -11,7 +11,7 @@ attend to it.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -19,8 +19,7 @@ from timm.models.vision_transformer import VisionTransformer
 from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.models.base import TrainableModel
-from vision_bench.models.conditioning import TaskCodeEmbedding, resolve_vocab_size
+from vision_bench.models.base import MODELS, TrainableModel
 from vision_bench.models.encoders import (
     TimmBackbone,
     TimmOptionError,
@@ -28,12 +27,25 @@ from vision_bench.models.encoders import (
     plain_timm_backbone,
     timm_weights,
 )
-from vision_bench.models.heads import build_head
-from vision_bench.models.options import SharedOptions, positive_int
+from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
 from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, unpatchify
 from vision_bench.registry import unknown_name_message
 
 DECODERS = ("linear", "transformer")
+
+
+@dataclass(frozen=True)
+class ViTOptions(FamilyOptions):
+    decoder: str = option("linear", "'linear' (each patch token to its pixels) or 'transformer' (SVIB's patch decoder)")
+    decoder_depth: int = option(SVIB_DECODER.depth, "blocks of the transformer decoder (SVIB's 8)")
+    patch_size: int | None = option(None, "the ViT's patch size in pixels (a divisor of image_size); None: timm's")
+
+    def __post_init__(self) -> None:
+        if self.decoder not in DECODERS:
+            raise UnknownNameError(unknown_name_message("vit decoder", str(self.decoder), DECODERS))
+        positive_int(self.decoder_depth, "decoder_depth")
+        if self.patch_size is not None:
+            positive_int(self.patch_size, "patch_size")
 
 
 class TokenDecoder(nn.Module):
@@ -50,17 +62,20 @@ class TokenDecoder(nn.Module):
         return unpatchify(self.project(tokens), self.grid_size, self.patch_size, self.out_channels)
 
 
-def _timm_options(shared: SharedOptions, options: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments for timm: the options set, img_size = image_size, no classifier."""
+def _timm_options(shared: SharedOptions, patch_size: int | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments for timm: the options set, the patch size if set, img_size = image_size, no
+    classifier."""
     if "img_size" in options:
         raise ConfigError("set the image size with image_size, not img_size (the model passes it to timm)")
-    patch_size = options.get("patch_size")
-    if patch_size is not None and shared.image_size % positive_int(patch_size, "patch_size"):
-        raise ConfigError(
-            f"image_size={shared.image_size} is not a multiple of patch_size={patch_size}; "
-            "use a patch size that divides it (8 or 16 for 128)"
-        )
-    return {**{k: v for k, v in options.items() if v is not None}, "num_classes": 0, "img_size": shared.image_size}
+    timm_options = {k: v for k, v in options.items() if v is not None}
+    if patch_size is not None:
+        if shared.image_size % patch_size:
+            raise ConfigError(
+                f"image_size={shared.image_size} is not a multiple of patch_size={patch_size}; "
+                "use a patch size that divides it (8 or 16 for 128)"
+            )
+        timm_options["patch_size"] = patch_size
+    return {**timm_options, "num_classes": 0, "img_size": shared.image_size}
 
 
 def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any]) -> VisionTransformer:
@@ -81,30 +96,25 @@ def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any
     return encoder
 
 
+@MODELS.register(
+    "vit",
+    "a timm ViT at the image size, patch tokens decoded to pixels (decoder='linear', or 'transformer': SVIB's "
+    "decoder)",
+)
 class ViTModel(TrainableModel):
     """timm VisionTransformer encoder (+ task tokens) and a patch-token decoder."""
 
-    def __init__(
-        self,
-        backbone: str,
-        shared: SharedOptions,
-        decoder: str = "linear",
-        decoder_depth: int = SVIB_DECODER.depth,
-        **backbone_options: Any,
-    ) -> None:
-        decoder = decoder or "linear"
-        if decoder not in DECODERS:
-            raise UnknownNameError(unknown_name_message("vit decoder", str(decoder), DECODERS))
-        super().__init__(
-            f"vit:{backbone}",
-            family="vit",
-            backbone=backbone,
-            image_size=shared.image_size,
-            pixel_head=build_head(shared.head, shared.loss, shared.palette_colors, shared.background_weight),
-            task_vocab_size=resolve_vocab_size(shared.task_conditioning),
-        )
+    family = "vit"
+    usage = "vit:<timm vit>"
+    example_backbone = "vit_small_patch16_224"
+    test_backbone = "test_vit"
+    options = ViTOptions
+    takes_timm_options = True
+
+    def __init__(self, backbone: str, shared: SharedOptions, options: ViTOptions, **timm_options: Any) -> None:
+        super().__init__(backbone, shared)
         self.timm_name = backbone
-        self.timm_kwargs = _timm_options(shared, backbone_options)
+        self.timm_kwargs = _timm_options(shared, options.patch_size, timm_options)
         self.encoder = _build_vit(backbone, shared, self.timm_kwargs)
         patch_height, patch_width = self.encoder.patch_embed.patch_size
         if patch_height != patch_width or shared.image_size % patch_height:
@@ -113,18 +123,18 @@ class ViTModel(TrainableModel):
                 f"{shared.image_size} images; pass a square patch_size that divides image_size"
             )
         self.patch_size = patch_height
-        self.decoder_kind = decoder
-        self.decoder_depth = positive_int(decoder_depth, "decoder_depth")
+        self.decoder_kind = options.decoder
+        self.decoder_depth = options.decoder_depth
         dim = self.encoder.embed_dim
-        self.task_tokens = None if self.task_vocab_size is None else TaskCodeEmbedding(self.task_vocab_size, dim)
+        self.task_tokens = self.task_tokens_of_width(dim)
         channels = self.pixel_head.channels
-        if decoder == "transformer":
+        if options.decoder == "transformer":
             settings = replace(SVIB_DECODER, depth=self.decoder_depth)
             self.decoder = PatchTransformerDecoder(dim, shared.image_size, channels, settings)
         else:
             self.decoder = TokenDecoder(dim, shared.image_size // patch_height, patch_height, channels)
 
-    def decode(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+    def raw_output(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """timm's `forward_features`, with the task tokens inserted after the position embedding."""
         vit = self.encoder
         x = vit.patch_drop(vit._pos_embed(vit.patch_embed(images)))

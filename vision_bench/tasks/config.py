@@ -9,16 +9,14 @@ and bad values raise `ConfigError` naming the key.
 
 from __future__ import annotations
 
-import typing
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
 
 from render.grid import MAX_SIDE
-from vision_bench.config_files import read_yaml, validate_mapping
+from render.validation import describe_validation_error
+from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH
@@ -84,10 +82,8 @@ Names = Annotated[tuple[str, ...], AfterValidator(_names), Field(min_length=1)]
 Sequences = Annotated[tuple[tuple[str, ...], ...], AfterValidator(_sequences)]
 
 
-class SampleCounts(BaseModel):
+class SampleCounts(StrictConfig):
     """How many samples each split holds."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     train: int = Field(1000, ge=0)
     val_id: int = Field(100, ge=0)
@@ -96,11 +92,9 @@ class SampleCounts(BaseModel):
     test_ood: int = Field(100, ge=0)
 
 
-class SplitConfig(BaseModel):
+class SplitConfig(StrictConfig):
     """Overrides for one split; unset fields keep the config's value. Setting `sequences` drops the
     transformation pool and setting `transformations` drops the sequence list."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     grid_height: GridRange | None = None
     grid_width: GridRange | None = None
@@ -112,9 +106,7 @@ class SplitConfig(BaseModel):
     sequences: Sequences | None = None
 
 
-class SplitOverrides(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class SplitOverrides(StrictConfig):
     train: SplitConfig | None = None
     val_id: SplitConfig | None = None
     val_ood: SplitConfig | None = None
@@ -122,7 +114,7 @@ class SplitOverrides(BaseModel):
     test_ood: SplitConfig | None = None
 
 
-class TaskConfig(BaseModel):
+class TaskConfig(StrictConfig):
     """A generation config. Sequences come from `transformations` (each step drawn uniformly, repeats
     allowed, `depth` steps) or from `sequences` (one drawn uniformly); exactly one must be set.
     `connectivity` (4 or 8) is the one under which every input object is a single piece, unless an
@@ -133,8 +125,6 @@ class TaskConfig(BaseModel):
     val_ood (test_ood) has the input grid of sample i of val_id (test_id), transformed by an OOD
     sequence, so each input is scored in distribution and out of it. The OOD splits may then change
     only the sequences."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     description: str = ""
     seed: int = Field(0, ge=0)
@@ -188,17 +178,6 @@ class TaskConfig(BaseModel):
                 except ConfigError as error:
                     raise ValueError(str(error)) from None
         return self
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "config") -> TaskConfig:
-        """Validate a plain mapping (as read from YAML); errors name `source` and the offending key."""
-        return validate_mapping(cls, data, source, lambda error: describe_validation_error(error, cls, data))
-
-    @classmethod
-    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TaskConfig:
-        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
-        path = Path(path)
-        return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""
@@ -263,54 +242,3 @@ def _dump_override(override: SplitConfig) -> dict[str, Any]:
 def _dump_filters(filters: tuple[ObjectFilter, ...]) -> dict[str, Any] | list[dict[str, Any]]:
     dumped = [f.model_dump(mode="json", exclude_defaults=True) for f in filters]
     return dumped[0] if len(dumped) == 1 else dumped
-
-
-def describe_validation_error(error: ValidationError, model: type[BaseModel], data: Any = None) -> str:
-    """One line per problem: the dotted key as the user wrote it, then what is wrong (unknown keys list the
-    allowed ones). Positions that exist only because a single mapping was accepted as a list are left out."""
-    problems = []
-    for item in error.errors():
-        key = ".".join(str(part) for part in _as_written(data, item["loc"]))
-        if item["type"] == "extra_forbidden":
-            allowed = _allowed_keys(model, item["loc"][:-1])
-            problems.append(f"unknown key {key!r}" + (f" (allowed: {', '.join(allowed)})" if allowed else ""))
-        else:
-            message = item["msg"].removeprefix("Value error, ")
-            problems.append(f"{key}: {message}" if key else message)
-    return "; ".join(problems)
-
-
-def _as_written(data: Any, loc: tuple[Any, ...]) -> list[Any]:
-    parts = []
-    for part in loc:
-        if isinstance(part, int) and isinstance(data, dict):
-            continue
-        parts.append(part)
-        if isinstance(data, dict):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
-            data = data[part]
-        else:
-            data = None
-    return parts
-
-
-def _allowed_keys(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
-    current: Any = model
-    for part in path:
-        if isinstance(part, int) or current is None:
-            continue
-        field = current.model_fields.get(part)
-        current = _model_in(field.annotation) if field is not None else None
-    return list(current.model_fields) if current is not None else []
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The pydantic model inside an annotation such as `X | None` or `tuple[X, ...]`, if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for argument in typing.get_args(annotation):
-        found = _model_in(argument)
-        if found is not None:
-            return found
-    return None

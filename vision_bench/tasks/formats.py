@@ -156,7 +156,9 @@ def _read_arc(path: Path) -> list[TaskSample]:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TaskFileError(f"{path}: not valid JSON ({error}); fix the file or fetch it again") from None
     except RecursionError:
-        raise TaskFileError(f"{path}: nested too deeply to be an ARC task (grids are lists of rows of integers)") from None
+        raise TaskFileError(
+            f"{path}: nested too deeply to be an ARC task (grids are lists of rows of integers)"
+        ) from None
     if not isinstance(task, dict) or not isinstance(task.get("train"), list) or not isinstance(task.get("test"), list):
         raise TaskFileError(f"{path}: an ARC task needs 'train' and 'test' lists of {{'input', 'output'}} pairs")
     samples = []

@@ -27,7 +27,6 @@ import multiprocessing
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
@@ -188,10 +187,9 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
                  width: int) -> DrawnObject | str:
     """One painted object whose every step stays inside the grid, or why none was found. The choices hold
     only templates that meet the sequence's constraints and keep a cell (see `planning`)."""
-    uniform = rng.random
     for _ in range(DRAW_TRIES):
-        chosen, colors = choices[int(uniform() * len(choices))]
-        index = chosen[int(uniform() * len(chosen))]
+        chosen, colors = choices[int(rng.random() * len(choices))]
+        index = chosen[int(rng.random() * len(chosen))]
         pixels, painted = LIBRARY.paint(index, rng, colors)
         obj = GridObject(pixels, 0, 0)
         path = [obj]
@@ -256,22 +254,7 @@ def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
 
 def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T]]) -> T:
     config, split, start, stop, function = job
-    with _collector_paused():
-        return function([generate_sample(config, split, index) for index in range(start, stop)])
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a while (restored after). Generating a chunk makes tens of
-    thousands of short-lived objects, all freed by reference counting, yet their count alone triggers
-    collections that rescan every long-lived cache: about a tenth of the time, for nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return function([generate_sample(config, split, index) for index in range(start, stop)])
 
 
 def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSample]], T], start: int = 0,

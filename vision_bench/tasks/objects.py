@@ -40,8 +40,8 @@ class ObjectFilter(BaseModel):
 
     Unset fields do not filter. `symmetric=True` keeps objects with at least one symmetry, `False`
     those with none; `symmetries` lists symmetries an object must all have. `cogitao_symmetric` filters
-    on COGITAO's narrower definition (`properties.cogitao_symmetric`), which the study presets use. `connectivity` 4 keeps
-    edge-connected objects, 8 every one-piece object (diagonal steps allowed), "distance" objects
+    on COGITAO's narrower definition (`properties.cogitao_symmetric`), which the study presets use.
+    `connectivity` 4 keeps edge-connected objects, 8 every one-piece object (diagonal steps allowed), "distance" objects
     made of separate blocks. `colors` restricts the colors an object may use.
     """
 

@@ -13,13 +13,15 @@ Sequences that no allowed template survives are never drawn.
 
 The object pool is the fixed `ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object
 file. The caches below only save work: each holds a pure function of the library, a filter and a
-sequence, so they never change what is generated.
+sequence, so they never change what is generated; each is bounded (`functools.lru_cache`, or a
+`Plan`'s own dictionaries, bounded by its config's sequences and grid sizes).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -29,46 +31,28 @@ from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
 from vision_bench.tasks.placement import PlacementShape
 from vision_bench.tasks.task_code import encode_task_code
-from vision_bench.tasks.transformations import TRANSFORMATIONS, crop
+from vision_bench.tasks.transformations import TRANSFORMATIONS
 
 LIBRARY_SEED = 0
 LIBRARY = ObjectLibrary(LIBRARY_SEED)
 SEQUENCE_REDRAWS = 200
-HALF_CROPS = frozenset(entry.name for entry in crop.ENTRIES) - {"crop_contours"}
+HALF_CROPS = frozenset({"crop_top_side", "crop_bottom_side", "crop_left_side", "crop_right_side"})
 
 
-_TEMPLATES: dict[int, PlacementShape] = {}
-
-
+@lru_cache(maxsize=len(LIBRARY.labels))
 def placement_shape(index: int) -> PlacementShape:
-    """The placement shape of library template `index` (cached)."""
-    found = _TEMPLATES.get(index)
-    if found is None:
-        found = _TEMPLATES[index] = PlacementShape.of(LIBRARY.labels[index] != 0)
-    return found
+    """The placement shape of library template `index`."""
+    return PlacementShape.of(LIBRARY.labels[index] != 0)
 
 
-_AFTER: dict[tuple[tuple[str, ...], int], GridObject | None] = {}
-_AFTER_LIMIT = 200_000
-
-
+@lru_cache(maxsize=200_000)
 def _after(prefix: tuple[str, ...], index: int) -> GridObject | None:
-    """Template `index` in its reference coloring after `prefix`, or None if a step leaves it no cell
-    (memory-capped cache)."""
-    key = (prefix, index)
-    found = _AFTER.get(key, key)
-    if found is key:
-        if len(_AFTER) >= _AFTER_LIMIT:
-            _AFTER.clear()
-        if not prefix:
-            found = GridObject(LIBRARY.labels[index], 0, 0)
-        else:
-            before = _after(prefix[:-1], index)
-            found = None if before is None else TRANSFORMATIONS[prefix[-1]].transform(before)
-            if found is not None and not found.n_cells:
-                found = None
-        _AFTER[key] = found
-    return found  # type: ignore[return-value]
+    """Template `index` in its reference coloring after `prefix`, or None if a step leaves it no cell."""
+    if not prefix:
+        return GridObject(LIBRARY.labels[index], 0, 0)
+    before = _after(prefix[:-1], index)
+    found = None if before is None else TRANSFORMATIONS[prefix[-1]].transform(before)
+    return found if found is not None and found.n_cells else None
 
 
 def _emptying_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -83,24 +67,19 @@ def _emptying_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
     return names[: emptying[-1] + 1] if emptying else ()
 
 
-_BOXES: dict[tuple[tuple[str, ...], tuple[int, int]], tuple[int, int]] = {}
-
-
+@lru_cache(maxsize=4096)
 def _box(names: tuple[str, ...], shape: tuple[int, int]) -> tuple[int, int]:
     """Rows and columns a full box of `shape` spans over the steps of `names` (until one leaves it no cell):
     an estimate of the room a template of that shape needs."""
-    key = (names, shape)
-    if key not in _BOXES:
-        obj = GridObject(np.ones(shape, dtype=np.uint8), 0, 0)
-        top, left, bottom, right = 0, 0, shape[0], shape[1]
-        for name in names:
-            obj = TRANSFORMATIONS[name].transform(obj)
-            if not obj.n_cells:
-                break
-            top, left = min(top, obj.top), min(left, obj.left)
-            bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
-        _BOXES[key] = (bottom - top, right - left)
-    return _BOXES[key]
+    obj = GridObject(np.ones(shape, dtype=np.uint8), 0, 0)
+    top, left, bottom, right = 0, 0, shape[0], shape[1]
+    for name in names:
+        obj = TRANSFORMATIONS[name].transform(obj)
+        if not obj.n_cells:
+            break
+        top, left = min(top, obj.top), min(left, obj.left)
+        bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
+    return bottom - top, right - left
 
 
 @dataclass
@@ -250,20 +229,21 @@ class Plan:
             f"(for example {sequence.key}); allow other objects or other transformations"
         )
 
-_PLANS: dict[tuple[str, str], Plan] = {}
-_RECENT: dict[tuple[int, str], tuple[TaskConfig, Plan]] = {}
-
 
 def plan_for(config: TaskConfig, split: str) -> Plan:
-    """The plan of (config, split): found by identity for configs seen recently, else by content."""
-    recent = _RECENT.get((id(config), split))
-    if recent is not None and recent[0] is config:
-        return recent[1]
-    key = (config.model_dump_json(), split)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS[key] = Plan(config, split)
-    if len(_RECENT) >= 64:
-        _RECENT.clear()
-    _RECENT[(id(config), split)] = (config, plan)
-    return plan
+    """The plan of (config, split), shared by configs with the same content."""
+    return _plan(_PlanKey(config.model_dump_json(), split, config))
+
+
+@dataclass(frozen=True)
+class _PlanKey:
+    """A config and split, compared by the config's content."""
+
+    config_json: str
+    split: str
+    config: TaskConfig = field(compare=False)
+
+
+@lru_cache(maxsize=64)
+def _plan(key: _PlanKey) -> Plan:
+    return Plan(key.config, key.split)

@@ -23,7 +23,7 @@ from torch import nn
 from vision_bench.errors import UserError
 from vision_bench.train.config import TrainConfig, differing_keys
 
-STARTING_WEIGHT_OPTIONS = ("pretrained", "pretrained_file")  # model options the trained weights replace
+STARTING_WEIGHT_OPTIONS = frozenset({"pretrained", "pretrained_file"})  # model options the trained weights replace
 
 CHECKPOINT_FORMAT = "vision-bench-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -111,7 +111,9 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
             "the file is corrupt or truncated: delete it and resume from best.pt or start a fresh run"
         ) from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path}: not a vision-bench training checkpoint; pass a file written by `vision-bench train`")
+        raise CheckpointError(
+            f"{path}: not a vision-bench training checkpoint; pass a file written by `vision-bench train`"
+        )
     if payload.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(
             f"{path}: checkpoint format version {payload.get('version')} is not supported "

@@ -6,6 +6,7 @@ also checks that they fit together (image size, palette) before any step is take
 
 from __future__ import annotations
 
+import itertools
 import platform
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -17,7 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Subset
 
 from render.spec import RenderSpec
-from vision_bench.errors import ConfigError, UserError
+from vision_bench.errors import ConfigError
 from vision_bench.train.config import TrainConfig
 from vision_bench.train.device import Runtime
 from vision_bench.train.distributed import DistributedContext, EpochSampler
@@ -29,7 +30,7 @@ PREFETCH_BATCHES = 2
 
 def resolve_spec(config: TrainConfig) -> RenderSpec:
     """The spec stored in a resolved config (checkpoints and config.yaml hold the full spec)."""
-    return _user_spec(config.dataset.spec) or RenderSpec()
+    return config.dataset.render_spec() or RenderSpec()
 
 
 def resolve_config(config: TrainConfig, spec: RenderSpec) -> TrainConfig:
@@ -49,36 +50,20 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
     from vision_bench.data import open_dataset
 
     dataset = config.dataset
-    spec = _user_spec(dataset.spec)
+    spec = dataset.render_spec()
     counts: dict[str, Any] = {}
     if dataset.path is not None:
         source: Any = dataset.path
         render_on = "device" if _export_format(dataset.path) == "grids" else "cpu"
         counts = {"columns": dataset.columns, "splits": dataset.splits}
     else:
-        source = dataset.study if dataset.study is not None else _task_config(dataset.task)
+        source = dataset.study if dataset.study is not None else dataset.task_config()
         render_on = "device"
         counts = {"n_train": dataset.n_train, "n_val": dataset.n_val}
         spec = spec or RenderSpec()
     splits = (TRAIN_SPLIT, *dataset.val_splits)
     datasets = {split: open_dataset(source, split, spec, render_on=render_on, **counts) for split in splits}
     return datasets, getattr(datasets[TRAIN_SPLIT], "spec", None) or spec or RenderSpec()
-
-
-def _user_spec(data: Mapping[str, Any]) -> RenderSpec | None:
-    """`dataset.spec` as a RenderSpec, or None when it is empty."""
-    if not data:
-        return None
-    try:
-        return RenderSpec.from_dict(data)
-    except UserError as error:
-        raise ConfigError(f"dataset.spec: {error}") from None
-
-
-def _task_config(data: Mapping[str, Any] | None) -> Any:
-    from vision_bench.tasks.config import TaskConfig
-
-    return TaskConfig.from_dict(dict(data or {}), source="dataset.task")
 
 
 def _export_format(path: str) -> str | None:
@@ -188,8 +173,10 @@ class TrainLoader:
     Its worker processes persist from epoch to epoch. The order stays a pure function of (seed,
     epoch): `epoch()` sets the sampler's (or the stream's) position before the loader is iterated,
     which is where a persistent loader reads it (sampling happens in this process; a stream's
-    position is in shared memory). The loader's own generator, re-seeded per epoch, seeds the
-    workers and keeps the global RNG untouched.
+    position is in shared memory). The loader draws its workers' base seed from its own generator,
+    so the global RNG (dropout, augmentation) is untouched; persistent workers are seeded once per
+    session, which is harmless because every sample is a pure function of its index or its place in
+    the stream (no dataset draws from worker RNG).
     """
 
     def __init__(self, dataset: Dataset, order: Any, *, batch_size: int, num_workers: int, seed: int,
@@ -226,15 +213,14 @@ def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = Tru
 
 def eval_loader(dataset: Dataset, indices: Iterable[int] | None = None, *, batch_size: int, num_workers: int,
                 pin_memory: bool = False, persistent: bool = False) -> DataLoader:
-    """Samples `indices` in order (None: every sample; streamed shards: their first len(indices)),
-    last batch kept; `persistent` keeps the workers for the next pass."""
+    """Samples `indices` in order (None: every sample; a stream is always read whole), last batch kept;
+    `persistent` keeps the workers for the next pass."""
     from vision_bench.data.collate import collate
-    from vision_bench.data.streaming import StreamHead
+    from vision_bench.data.streaming import ShardStreamDataset
 
-    if isinstance(dataset, IterableDataset):
-        source: Dataset = dataset if indices is None else StreamHead(dataset, len(list(indices)))
-    else:
-        source = dataset if indices is None else Subset(dataset, list(indices))
+    if isinstance(dataset, ShardStreamDataset):
+        dataset.eval_order(batch_size=batch_size)
+    source = dataset if indices is None else Subset(dataset, list(indices))
     return DataLoader(
         source,
         batch_size=batch_size,
@@ -243,6 +229,18 @@ def eval_loader(dataset: Dataset, indices: Iterable[int] | None = None, *, batch
         generator=torch.Generator().manual_seed(0),
         **worker_options(num_workers, pin_memory, persistent=persistent),
     )
+
+
+def first_samples(dataset: Dataset, count: int) -> dict[str, Any] | None:
+    """The first `count` samples of `dataset` (of a stream too) as one collated batch, read in this
+    process without a DataLoader; None when the dataset is empty."""
+    from vision_bench.data.collate import collate
+
+    if isinstance(dataset, IterableDataset):
+        items = list(itertools.islice(iter(dataset), count))
+    else:
+        items = [dataset[index] for index in range(min(count, len(dataset)))]
+    return collate(items) if items else None
 
 
 def check_first_sample(dataset: Dataset) -> None:
@@ -269,4 +267,5 @@ def grid_exact_match(prediction: torch.Tensor, batch: Mapping[str, Any], spec: R
 def versions() -> dict[str, str]:
     import vision_bench
 
-    return {"vision_bench": vision_bench.__version__, "torch": str(torch.__version__), "python": platform.python_version()}
+    return {"vision_bench": vision_bench.__version__, "torch": str(torch.__version__),
+            "python": platform.python_version()}

@@ -9,27 +9,25 @@ workers, memory layout, compilation, batch-norm sync) may change between session
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
 
-from vision_bench.config_files import read_yaml, validate_mapping
+from render.spec import RenderSpec
+from render.validation import MappingOf
+from vision_bench.config_base import StrictConfig
+from vision_bench.metrics import METRICS
+from vision_bench.tasks.config import TaskConfig
 
 VALIDATION_SPLITS = ("val_id", "val_ood")
-SELECTION_METRICS = {"loss": "lower", "mse": "lower", "grid_accuracy": "higher"}
+SELECTION_METRICS = {"loss": "lower", **{name: METRICS[name].direction for name in ("mse", "grid_accuracy")}}
+"""The checkpoint selection metrics and their directions (the registry's, plus the training loss)."""
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DatasetConfig(_Section):
+class DatasetConfig(StrictConfig):
     """Where samples come from: a study id or an inline generation config (both generated on the fly,
     sized by `n_train` / `n_val`), or data on disk or online (`path`: an export directory, an image
     folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, an http(s)
@@ -39,14 +37,18 @@ class DatasetConfig(_Section):
     `target`, `splits` maps our split names to the source's (`{val_id: validation}`), and
     `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000). Left unset,
     these three are not written out, so configs and checkpoints without them keep their hash.
+
+    `task` and `spec` are kept as written (so a config's hash does not depend on how they are
+    spelt out) and checked as a `TaskConfig` and a `RenderSpec` when the config is validated;
+    `task_config()` and `render_spec()` give them typed.
     """
 
     study: str | None = None
-    task: dict[str, Any] | None = None
+    task: Annotated[dict[str, Any], MappingOf(TaskConfig)] | None = None
     path: str | None = None
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
-    spec: dict[str, Any] = Field(default_factory=dict)
+    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
     val_splits: tuple[Literal["val_id", "val_ood"], ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
     splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
@@ -60,7 +62,9 @@ class DatasetConfig(_Section):
                 "or dataset.path (an export directory, image folder, hf://ID or shard pattern)"
             )
         if self.path is not None and (self.n_train is not None or self.n_val is not None):
-            raise ValueError("dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts")
+            raise ValueError(
+                "dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts"
+            )
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
         if self.path is None and unused:
             raise ValueError(f"dataset.{unused[0]} applies to data given by dataset.path; generated data has none")
@@ -71,18 +75,26 @@ class DatasetConfig(_Section):
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
 
+    def task_config(self) -> TaskConfig | None:
+        """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
+        return None if self.task is None else TaskConfig.from_dict(self.task, source="dataset.task")
+
+    def render_spec(self) -> RenderSpec | None:
+        """`spec` as a `RenderSpec`; None when it is empty (the data's own spec, or the default, applies)."""
+        return RenderSpec.from_dict(self.spec) if self.spec else None
+
 
 _SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer")
 
 
-class ModelConfig(_Section):
+class ModelConfig(StrictConfig):
     """A `vision_bench.models` name and its `create_model` options."""
 
     name: str
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class OptimizerConfig(_Section):
+class OptimizerConfig(StrictConfig):
     """AdamW hyper-parameters."""
 
     lr: float = Field(default=1e-3, gt=0)
@@ -98,14 +110,14 @@ class OptimizerConfig(_Section):
         return betas
 
 
-class ScheduleConfig(_Section):
+class ScheduleConfig(StrictConfig):
     """Linear warm-up, then cosine decay to `min_lr_ratio * lr` at the last step."""
 
     warmup_steps: int = Field(default=200, ge=0)
     min_lr_ratio: float = Field(default=0.0, ge=0, le=1)
 
 
-class TrainingConfig(_Section):
+class TrainingConfig(StrictConfig):
     """Length of the run and the optimisation step: global batch, clipping, precision; how often
     to log (steps) and to validate and checkpoint (epochs; the last epoch always is)."""
 
@@ -119,7 +131,7 @@ class TrainingConfig(_Section):
     validate_every: int = Field(default=1, ge=1)
 
 
-class CheckpointConfig(_Section):
+class CheckpointConfig(StrictConfig):
     """Which validation split and metric choose best.pt, and how often last.pt is refreshed.
 
     `select_on: val_id` by default: COGITAO picked its checkpoints on val_ood, which lets the OOD
@@ -131,7 +143,7 @@ class CheckpointConfig(_Section):
     every_steps: int | None = Field(default=None, ge=1)
 
 
-class RuntimeConfig(_Section):
+class RuntimeConfig(StrictConfig):
     """How the run executes; free to change when resuming (not part of the experiment hash)."""
 
     device: str = "auto"
@@ -141,8 +153,10 @@ class RuntimeConfig(_Section):
     sync_batchnorm: bool = True
 
 
-class TrainConfig(_Section):
+class TrainConfig(StrictConfig):
     """A complete training run; see the module docstring for the resume rule."""
+
+    config_name = "training config"
 
     seed: int = Field(default=0, ge=0)
     dataset: DatasetConfig
@@ -161,20 +175,6 @@ class TrainConfig(_Section):
                 f"{list(self.dataset.val_splits)}; add it there or select on another split"
             )
         return self
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "training config") -> TrainConfig:
-        """Validate a mapping; every problem is reported with its dotted key."""
-        return validate_mapping(cls, data, source, _describe_all)
-
-    @classmethod
-    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
-        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
-        path = Path(path)
-        return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
@@ -212,36 +212,8 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def differing_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Dotted keys whose values differ between two experiment dicts (present in either)."""
     flat_old, flat_new = flatten(old), flatten(new)
-    return sorted(k for k in flat_old.keys() | flat_new.keys() if flat_old.get(k, _MISSING) != flat_new.get(k, _MISSING))
+    return sorted(k for k in flat_old.keys() | flat_new.keys()
+                  if flat_old.get(k, _MISSING) != flat_new.get(k, _MISSING))
 
 
 _MISSING = object()
-
-
-def _describe_all(error: ValidationError) -> str:
-    return "; ".join(_describe(issue) for issue in error.errors())
-
-
-def _describe(issue: dict[str, Any]) -> str:
-    location = [str(part) for part in issue["loc"]]
-    dotted = ".".join(location) or "config"
-    if issue["type"] == "extra_forbidden":
-        return f"{dotted}: unknown key{_suggestion(location)}"
-    if issue["type"] == "missing":
-        return f"{dotted}: required key is missing"
-    message = issue["msg"].removeprefix("Value error, ")
-    return message if issue["type"] == "value_error" and not location else f"{dotted}: {message}"
-
-
-def _suggestion(location: list[str]) -> str:
-    section: type[BaseModel] = TrainConfig
-    for part in location[:-1]:
-        field = section.model_fields.get(part)
-        annotation = getattr(field, "annotation", None)
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return ""
-        section = annotation
-    known = list(section.model_fields)
-    close = difflib.get_close_matches(location[-1], known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{hint} (known keys: {', '.join(known)})"

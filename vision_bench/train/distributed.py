@@ -12,7 +12,6 @@ import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-
 from typing import Any
 
 import torch
@@ -20,7 +19,6 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import Dataset, DistributedSampler
-
 
 logger = logging.getLogger(__name__)
 

@@ -401,7 +401,8 @@ class _Run:
         self._logged_step, self._logged_time = self.step, now
         if not np.isfinite(mean_loss):
             raise TrainingDivergedError(
-                f"the training loss became {mean_loss} at step {self.step}; lower optimizer.lr or set training.grad_clip"
+                f"the training loss became {mean_loss} at step {self.step}; "
+                "lower optimizer.lr or set training.grad_clip"
             )
         run_log.log({"kind": "step", "step": self.step, "epoch": epoch + 1, "loss": mean_loss, "lr": lr,
                      "grad_norm": float(grad_norm), "images_per_s": images_per_s})
@@ -463,8 +464,7 @@ class _Run:
         self.model.eval()
         try:
             for split in self.config.dataset.val_splits:
-                loader = components.eval_loader(self.datasets[split], batch_size=SAMPLE_IMAGES, num_workers=0)
-                first = next(iter(loader), None)  # the split's first samples (a stream's too)
+                first = components.first_samples(self.datasets[split], SAMPLE_IMAGES)
                 if first is None:
                     continue
                 batch = self.feed(first)

@@ -57,18 +57,21 @@ def local_weight_files(folder: str | os.PathLike[str] | None = None) -> list[Wei
     if root.is_dir():
         files = sorted(p for p in root.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES)
                        and p.relative_to(root).parts[0] != "lpips")  # LPIPS's files are listed on their own
-        records += [WeightFile("local", str(p.relative_to(root)), p, True, f"{p.stat().st_size:,} bytes") for p in files]
+        records += [WeightFile("local", str(p.relative_to(root)), p, True, f"{p.stat().st_size:,} bytes")
+                    for p in files]
     return records
 
 
 def hf_cache_files() -> list[WeightFile]:
     """The Hugging Face hub cache folder, then one record per cached model repository."""
     root = hf_hub_cache_dir()
-    records = [WeightFile("hf-cache", "hugging face hub cache", root, root.is_dir(), "timm models fetched from the hub")]
+    records = [WeightFile("hf-cache", "hugging face hub cache", root, root.is_dir(),
+                          "timm models fetched from the hub")]
     if root.is_dir():
         for entry in sorted(root.glob("models--*")):
             repo = entry.name.removeprefix("models--").replace("--", "/")
-            snapshots = sorted(p.name for p in (entry / "snapshots").glob("*")) if (entry / "snapshots").is_dir() else []
+            snapshots = (sorted(p.name for p in (entry / "snapshots").glob("*"))
+                         if (entry / "snapshots").is_dir() else [])
             detail = f"{len(snapshots)} snapshot(s)" if snapshots else "no snapshot"
             records.append(WeightFile("hf-model", repo, entry, bool(snapshots), detail))
     return records

@@ -22,7 +22,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +121,7 @@ def _backbone_key(lpips_key: str) -> str:
     return "features." + lpips_key.split(".", 1)[1]
 
 
-@lru_cache(maxsize=None)
+@cache
 def expected_backbone(net: str) -> dict[str, tuple[int, ...]]:
     """torchvision key -> shape of every backbone tensor LPIPS-`net` uses."""
     return {_backbone_key(k): tuple(v.shape) for k, v in _lpips_module(net).net.state_dict().items()}

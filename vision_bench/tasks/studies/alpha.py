@@ -18,7 +18,7 @@ from itertools import product
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.studies.builder import Builder
+from vision_bench.tasks.studies.builder import STUDIES
 
 COLORS = (1, 2, 3, 4)
 FOOTPRINTS = {"square": ("square", False), "frame": ("square", True), "disk": ("disk", False),
@@ -73,11 +73,12 @@ def build(rule: str, alpha: float, counts: SampleCounts, seed: int) -> TaskConfi
     )
 
 
-def entries() -> list[tuple[str, str, Builder]]:
-    """(study id, one-line description, builder) for the registered rules and alphas."""
-    return [
-        (f"alpha/{rule}/{alpha}", f"alpha {alpha} ({rule}): SVIB-style held-out color x footprint x size "
-         "combinations", partial(build, rule, alpha))
-        for rule in RULES
-        for alpha in ALPHAS
-    ]
+def _register_studies() -> None:
+    """Register alpha/RULE/ALPHA for the listed rules and alphas (`get_study` accepts any other alpha)."""
+    for rule in RULES:
+        for alpha in ALPHAS:
+            STUDIES.add(f"alpha/{rule}/{alpha}", partial(build, rule, alpha),
+                        f"alpha {alpha} ({rule}): SVIB-style held-out color x footprint x size combinations")
+
+
+_register_studies()

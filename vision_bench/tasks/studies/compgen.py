@@ -24,7 +24,7 @@ from itertools import permutations
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.studies.builder import Builder
+from vision_bench.tasks.studies.builder import STUDIES
 
 Sequence = tuple[str, ...]
 
@@ -141,7 +141,8 @@ _C3_OOD = {
         "double_right double_right crop_contours", "double_right double_right change_shape_color",
         "double_right crop_contours crop_contours", "double_right crop_contours change_shape_color",
         "double_right change_shape_color change_shape_color", "crop_contours crop_contours change_shape_color",
-        "crop_contours change_shape_color change_shape_color", "change_shape_color change_shape_color change_shape_color",
+        "crop_contours change_shape_color change_shape_color",
+        "change_shape_color change_shape_color change_shape_color",
         "double_right crop_contours double_right", "double_right change_shape_color double_right",
         "crop_contours change_shape_color double_right", "crop_contours double_right change_shape_color",
         "change_shape_color double_right crop_contours", "change_shape_color crop_contours double_right"),
@@ -152,7 +153,8 @@ _C3_OOD = {
         "extend_contours_same_color pad_left pad_left", "extend_contours_same_color pad_left mirror_vertical",
         "extend_contours_same_color mirror_vertical mirror_vertical", "pad_left pad_left pad_left",
         "pad_left pad_left mirror_vertical", "pad_left mirror_vertical mirror_vertical",
-        "mirror_vertical mirror_vertical mirror_vertical", "extend_contours_same_color pad_left extend_contours_same_color",
+        "mirror_vertical mirror_vertical mirror_vertical",
+        "extend_contours_same_color pad_left extend_contours_same_color",
         "extend_contours_same_color mirror_vertical extend_contours_same_color",
         "pad_left mirror_vertical extend_contours_same_color", "pad_left extend_contours_same_color mirror_vertical",
         "mirror_vertical extend_contours_same_color pad_left", "mirror_vertical pad_left extend_contours_same_color"),
@@ -252,13 +254,13 @@ def paper_config(setting: str, experiment: int, counts: SampleCounts, seed: int)
     )
 
 
-def entries() -> list[tuple[str, str, Builder]]:
-    """(study id, one-line description, builder) for compgen/C1/1 .. C3/5 and their paper-text variants."""
-    found = []
+def _register_studies() -> None:
+    """Register compgen/C1/1 .. C3/5 and their paper-text variants compgen-paper/..."""
     for prefix, build, label in (("compgen", release_config, ""), ("compgen-paper", paper_config, ", paper text")):
-        for setting in SETTINGS:
-            for experiment in TRANSFORMATIONS:
-                description = (f"CompGen {setting}-{experiment}{label}: {', '.join(TRANSFORMATIONS[experiment])}; "
-                               f"{SETTINGS[setting]}")
-                found.append((f"{prefix}/{setting}/{experiment}", description, partial(build, setting, experiment)))
-    return found
+        for setting, condition in SETTINGS.items():
+            for experiment, sequence in TRANSFORMATIONS.items():
+                description = f"CompGen {setting}-{experiment}{label}: {', '.join(sequence)}; {condition}"
+                STUDIES.add(f"{prefix}/{setting}/{experiment}", partial(build, setting, experiment), description)
+
+
+_register_studies()

@@ -22,7 +22,7 @@ from functools import partial
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.studies.builder import Builder
+from vision_bench.tasks.studies.builder import STUDIES
 
 RULES = ("translate_up", "rot90", "mirror_horizontal", "crop_top_side", "extend_contours_same_color")
 SOURCE = "COGITAO experiment_configs/generalization.py"
@@ -80,7 +80,8 @@ SETTINGS: dict[str, Setting] = {
                   Environment((10, 15), (2, 2), UP_TO_5), Environment((16, 20), (2, 2), UP_TO_5)),
     "G3": Setting("object size: up to 4x4 -> 6x6 to 8x8",
                   Environment((15, 15), (2, 2), UP_TO_4), Environment((15, 15), (2, 2), FROM_6_TO_8),
-                  exceptions=((5, Environment((15, 20), (2, 2), UP_TO_4), Environment((15, 20), (2, 2), FROM_6_TO_8)),)),
+                  exceptions=((5, Environment((15, 20), (2, 2), UP_TO_4),
+                               Environment((15, 20), (2, 2), FROM_6_TO_8)),)),
     "G4": Setting("object complexity: symmetric single-colored -> asymmetric multi-colored",
                   Environment((15, 15), (2, 2), SIMPLE), Environment((15, 15), (2, 2), COMPLEX)),
     "G5": Setting("all combined: simple, up to 4x4, 1-2 objects, grid 10-15 -> complex, 6x6 to 8x8, "
@@ -120,11 +121,12 @@ def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> Tas
     )
 
 
-def entries() -> list[tuple[str, str, Builder]]:
-    """(study id, one-line description, builder) for G1-1 .. G5-5."""
-    return [
-        (f"envgen/{setting}/{experiment}", f"EnvGen {setting}-{experiment} ({RULES[experiment - 1]}): {entry.varies}",
-         partial(build, setting, experiment))
-        for setting, entry in SETTINGS.items()
-        for experiment in range(1, len(RULES) + 1)
-    ]
+def _register_studies() -> None:
+    """Register envgen/G1/1 .. G5/5."""
+    for setting, entry in SETTINGS.items():
+        for experiment in range(1, len(RULES) + 1):
+            STUDIES.add(f"envgen/{setting}/{experiment}", partial(build, setting, experiment),
+                        f"EnvGen {setting}-{experiment} ({RULES[experiment - 1]}): {entry.varies}")
+
+
+_register_studies()

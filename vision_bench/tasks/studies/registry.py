@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
+
 from pydantic import ValidationError
 
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.registry import Registry, unknown_name_message
+from vision_bench.registry import unknown_name_message
 from vision_bench.tasks.config import SampleCounts, TaskConfig, describe_validation_error
-from vision_bench.tasks.studies import alpha, compgen, envgen
-from vision_bench.tasks.studies.builder import Builder
+from vision_bench.tasks.studies.builder import STUDIES
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
 
+FAMILIES = ("compgen", "envgen", "alpha")
+"""The study modules, in listing order; each registers its presets in `STUDIES` when imported."""
 
-def _registry() -> Registry[Builder]:
-    registry: Registry[Builder] = Registry("study")
-    for module in (compgen, envgen, alpha):
-        for study_id, description, builder in module.entries():
-            registry.add(study_id, builder, description)
-    return registry
-
-
-STUDIES = _registry()
+for _family in FAMILIES:
+    importlib.import_module(f"vision_bench.tasks.studies.{_family}")
 
 
 def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL, n_test: int = PAPER_EVAL,
@@ -40,8 +36,10 @@ def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL
         return STUDIES[study_id](counts, seed)
     parts = study_id.split("/")
     if len(parts) == 3 and parts[0] == "alpha":
+        from vision_bench.tasks.studies import alpha  # imported above, by the FAMILIES loop
+
         rule, value = parts[1], parts[2]
-        TRANSFORMATIONS[rule]
+        TRANSFORMATIONS.check(rule)
         try:
             fraction = float(value)
         except ValueError:

@@ -89,7 +89,9 @@ def _has_cell(obj: GridObject, row: int, col: int) -> bool:
     return top <= row < bottom and left <= col < right and bool(obj.pixels[row - top, col - left])
 
 
-def transform_objects(objects: list[GridObject], names: Iterable[str], shape: tuple[int, int]) -> list[list[GridObject]]:
+def transform_objects(
+    objects: list[GridObject], names: Iterable[str], shape: tuple[int, int]
+) -> list[list[GridObject]]:
     """[objects, after step 1, ..., after the last step] for the objects of a grid of `shape`.
 
     Constraints are checked on the input objects first (`check_constraints`), then every step is

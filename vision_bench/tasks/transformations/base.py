@@ -1,4 +1,5 @@
-"""`Transformation`: one named, documented object transformation with its object constraints."""
+"""`Transformation`: one named, documented object transformation with its object constraints, and
+`TRANSFORMATIONS`, the registry that the family modules fill with `register(...)`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from vision_bench.errors import TransformationError
+from vision_bench.registry import Registry
 from vision_bench.tasks.grid import GridObject
 
 ANY_OBJECT = "any object"
@@ -46,6 +48,16 @@ class Transformation:
                 )
 
     def apply(self, obj: GridObject) -> GridObject:
-        """`obj` transformed as the only step of a sequence, or `TransformationError` saying which constraint it breaks."""
+        """`obj` transformed as the only step of a sequence, or `TransformationError` saying which
+        constraint it breaks."""
         self.check(obj)
         return self.transform(obj)
+
+
+TRANSFORMATIONS: Registry[Transformation] = Registry("transformation")
+"""Every transformation by name, in registration order (see `transformations.registry` for why it matters)."""
+
+
+def register(transformation: Transformation) -> Transformation:
+    """Add `transformation` to `TRANSFORMATIONS` under its name and description, and return it."""
+    return TRANSFORMATIONS.add(transformation.name, transformation, transformation.description)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 from vision_bench.tasks.transformations.cells import NEXT_COLOR, trimmed
 
 
@@ -12,11 +12,9 @@ def change_shape_color(obj: GridObject) -> GridObject:
     return trimmed(NEXT_COLOR[obj.pixels], obj.top, obj.left)
 
 
-ENTRIES = (
-    Transformation(
-        "change_shape_color",
-        "replace every color c of the object by the next color c % 9 + 1 (9 becomes 1)",
-        ANY_OBJECT,
-        change_shape_color,
-    ),
-)
+register(Transformation(
+    "change_shape_color",
+    "replace every color c of the object by the next color c % 9 + 1 (9 becomes 1)",
+    ANY_OBJECT,
+    change_shape_color,
+))

@@ -7,7 +7,7 @@ from functools import lru_cache
 import numpy as np
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 from vision_bench.tasks.transformations.cells import (
     anchored,
     contour_mask,
@@ -76,26 +76,24 @@ def _border(height: int, width: int) -> np.ndarray:
     return border
 
 
-ENTRIES = (
-    Transformation(
-        "empty_inside_pixels",
-        "keep only the object's contour: cells with a 4-neighbour that is background or outside it",
-        f"single 8-connected objects without enclosed holes, a bounding box of at least "
-        f"{MIN_EMPTY_SIDE}x{MIN_EMPTY_SIDE} and at least {MIN_EMPTY_CELLS} cells",
-        empty_inside_pixels,
-        _solid_enough_to_empty,
-    ),
-    Transformation(
-        "extend_contours_same_color",
-        "grow the bounding box by one cell on every side, copying each edge cell outwards (corners stay empty)",
-        ANY_OBJECT,
-        extend_contours_same_color,
-    ),
-    Transformation(
-        "extend_contours_different_color",
-        "grow the bounding box by one cell on every side like extend_contours_same_color, "
-        "new cells in the color after the most frequent color",
-        ANY_OBJECT,
-        extend_contours_different_color,
-    ),
-)
+register(Transformation(
+    "empty_inside_pixels",
+    "keep only the object's contour: cells with a 4-neighbour that is background or outside it",
+    f"single 8-connected objects without enclosed holes, a bounding box of at least "
+    f"{MIN_EMPTY_SIDE}x{MIN_EMPTY_SIDE} and at least {MIN_EMPTY_CELLS} cells",
+    empty_inside_pixels,
+    _solid_enough_to_empty,
+))
+register(Transformation(
+    "extend_contours_same_color",
+    "grow the bounding box by one cell on every side, copying each edge cell outwards (corners stay empty)",
+    ANY_OBJECT,
+    extend_contours_same_color,
+))
+register(Transformation(
+    "extend_contours_different_color",
+    "grow the bounding box by one cell on every side like extend_contours_same_color, "
+    "new cells in the color after the most frequent color",
+    ANY_OBJECT,
+    extend_contours_different_color,
+))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import Transformation
+from vision_bench.tasks.transformations.base import Transformation, register
 from vision_bench.tasks.transformations.cells import anchored
 
 Window = Callable[[int, int], tuple[slice, slice]]
@@ -52,36 +52,34 @@ def crop_contours(obj: GridObject) -> GridObject:
 
 _ALL = slice(None)
 
-ENTRIES = (
-    _half_crop(
-        "crop_top_side",
-        "remove the top half of the object: keep rows from floor(h/2) down",
-        lambda h, w: (slice(h // 2, h), _ALL),
-        rows=True,
-    ),
-    _half_crop(
-        "crop_bottom_side",
-        "remove the bottom half of the object: keep the top ceil(h/2) rows",
-        lambda h, w: (slice(0, (h + 1) // 2), _ALL),
-        rows=True,
-    ),
-    _half_crop(
-        "crop_left_side",
-        "remove the left half of the object: keep columns from floor(w/2) on",
-        lambda h, w: (_ALL, slice(w // 2, w)),
-        rows=False,
-    ),
-    _half_crop(
-        "crop_right_side",
-        "remove the right half of the object: keep the left ceil(w/2) columns",
-        lambda h, w: (_ALL, slice(0, (w + 1) // 2)),
-        rows=False,
-    ),
-    Transformation(
-        "crop_contours",
-        "remove the one-cell border of the object's box; the box of what remains goes one cell in from its corner",
-        f"objects with at least {MIN_SIDE} rows and {MIN_SIDE} columns",
-        crop_contours,
-        _too_small_for_contours,
-    ),
-)
+register(_half_crop(
+    "crop_top_side",
+    "remove the top half of the object: keep rows from floor(h/2) down",
+    lambda h, w: (slice(h // 2, h), _ALL),
+    rows=True,
+))
+register(_half_crop(
+    "crop_bottom_side",
+    "remove the bottom half of the object: keep the top ceil(h/2) rows",
+    lambda h, w: (slice(0, (h + 1) // 2), _ALL),
+    rows=True,
+))
+register(_half_crop(
+    "crop_left_side",
+    "remove the left half of the object: keep columns from floor(w/2) on",
+    lambda h, w: (_ALL, slice(w // 2, w)),
+    rows=False,
+))
+register(_half_crop(
+    "crop_right_side",
+    "remove the right half of the object: keep the left ceil(w/2) columns",
+    lambda h, w: (_ALL, slice(0, (w + 1) // 2)),
+    rows=False,
+))
+register(Transformation(
+    "crop_contours",
+    "remove the one-cell border of the object's box; the box of what remains goes one cell in from its corner",
+    f"objects with at least {MIN_SIDE} rows and {MIN_SIDE} columns",
+    crop_contours,
+    _too_small_for_contours,
+))

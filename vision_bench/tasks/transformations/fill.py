@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import Transformation
+from vision_bench.tasks.transformations.base import Transformation, register
 from vision_bench.tasks.transformations.cells import (
     color_counts,
     enclosed_holes,
@@ -48,19 +48,17 @@ def fill_holes_different_color(obj: GridObject) -> GridObject:
     return trimmed(pixels, obj.top, obj.left)
 
 
-ENTRIES = (
-    Transformation(
-        "fill_holes_same_color",
-        "fill the object's enclosed holes with its own color",
-        "single-colored objects with at least one enclosed hole",
-        fill_holes_same_color,
-        _single_colored_with_holes,
-    ),
-    Transformation(
-        "fill_holes_different_color",
-        "fill the object's enclosed holes with the color after its most frequent color",
-        "single-colored objects with at least one enclosed hole",
-        fill_holes_different_color,
-        _single_colored_with_holes,
-    ),
-)
+register(Transformation(
+    "fill_holes_same_color",
+    "fill the object's enclosed holes with its own color",
+    "single-colored objects with at least one enclosed hole",
+    fill_holes_same_color,
+    _single_colored_with_holes,
+))
+register(Transformation(
+    "fill_holes_different_color",
+    "fill the object's enclosed holes with the color after its most frequent color",
+    "single-colored objects with at least one enclosed hole",
+    fill_holes_different_color,
+    _single_colored_with_holes,
+))

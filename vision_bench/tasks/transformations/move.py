@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 
 
 def _translation(name: str, direction: str, row_step: int, col_step: int) -> Transformation:
@@ -13,9 +13,7 @@ def _translation(name: str, direction: str, row_step: int, col_step: int) -> Tra
     return Transformation(name, f"move the object one cell {direction}", ANY_OBJECT, move)
 
 
-ENTRIES = (
-    _translation("translate_up", "up", -1, 0),
-    _translation("translate_down", "down", 1, 0),
-    _translation("translate_left", "left", 0, -1),
-    _translation("translate_right", "right", 0, 1),
-)
+register(_translation("translate_up", "up", -1, 0))
+register(_translation("translate_down", "down", 1, 0))
+register(_translation("translate_left", "left", 0, -1))
+register(_translation("translate_right", "right", 0, 1))

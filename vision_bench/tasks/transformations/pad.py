@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 from vision_bench.tasks.transformations.cells import anchored
 
 PAD_TOP_COLOR = 8
@@ -57,22 +57,20 @@ def pad_shape(obj: GridObject) -> GridObject:
     return anchored(padded, obj.top - 1, obj.left - 1)
 
 
-ENTRIES = (
-    Transformation("pad_top", f"add a full row of color {PAD_TOP_COLOR} above the object", ANY_OBJECT, pad_top),
-    Transformation(
-        "pad_bottom", f"add a full row of color {PAD_BOTTOM_COLOR} below the object", ANY_OBJECT, pad_bottom
-    ),
-    Transformation(
-        "pad_left", f"add a full column of color {PAD_LEFT_COLOR} left of the object", ANY_OBJECT, pad_left
-    ),
-    Transformation(
-        "pad_right", f"add a full column of color {PAD_RIGHT_COLOR} right of the object", ANY_OBJECT, pad_right
-    ),
-    Transformation(
-        "pad_shape",
-        f"frame the object: color {PAD_TOP_COLOR} above, {PAD_BOTTOM_COLOR} below, {PAD_LEFT_COLOR} left "
-        f"and {PAD_RIGHT_COLOR} right (the columns cover the corners)",
-        ANY_OBJECT,
-        pad_shape,
-    ),
-)
+register(Transformation("pad_top", f"add a full row of color {PAD_TOP_COLOR} above the object", ANY_OBJECT, pad_top))
+register(Transformation(
+    "pad_bottom", f"add a full row of color {PAD_BOTTOM_COLOR} below the object", ANY_OBJECT, pad_bottom
+))
+register(Transformation(
+    "pad_left", f"add a full column of color {PAD_LEFT_COLOR} left of the object", ANY_OBJECT, pad_left
+))
+register(Transformation(
+    "pad_right", f"add a full column of color {PAD_RIGHT_COLOR} right of the object", ANY_OBJECT, pad_right
+))
+register(Transformation(
+    "pad_shape",
+    f"frame the object: color {PAD_TOP_COLOR} above, {PAD_BOTTOM_COLOR} below, {PAD_LEFT_COLOR} left "
+    f"and {PAD_RIGHT_COLOR} right (the columns cover the corners)",
+    ANY_OBJECT,
+    pad_shape,
+))

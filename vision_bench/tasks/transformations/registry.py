@@ -1,54 +1,25 @@
 """`TRANSFORMATIONS`: the 28 COGITAO transformations, registered in the order of the reference table.
 
-The order is part of the public API: task codes number transformations 1..28 by it.
+The order is part of the public API: task codes number transformations 1..28 by it. Each family
+module registers its transformations (`base.register`) in table order when imported, so `FAMILIES`
+lists the modules in table order and they are imported here, one by one, in that order (not by
+import statements, which a formatter may sort). The package imports this module before anything
+else can import a family.
 """
 
 from __future__ import annotations
 
-from vision_bench.registry import Registry
-from vision_bench.tasks.transformations import color, contour, crop, fill, move, pad, rotate_mirror, tile
-from vision_bench.tasks.transformations.base import Transformation
+import importlib
 
-TRANSFORMATION_NAMES = (
-    "translate_up",
-    "translate_down",
-    "translate_left",
-    "translate_right",
-    "rot90",
-    "mirror_horizontal",
-    "mirror_vertical",
-    "crop_top_side",
-    "crop_bottom_side",
-    "crop_left_side",
-    "crop_right_side",
-    "crop_contours",
-    "change_shape_color",
-    "fill_holes_same_color",
-    "fill_holes_different_color",
-    "empty_inside_pixels",
-    "extend_contours_same_color",
-    "extend_contours_different_color",
-    "pad_top",
-    "pad_bottom",
-    "pad_left",
-    "pad_right",
-    "pad_shape",
-    "double_right",
-    "double_left",
-    "double_down",
-    "double_up",
-    "quadruple_shape",
-)
+from vision_bench.tasks.transformations.base import TRANSFORMATIONS
 
-_FAMILIES = (move, rotate_mirror, crop, color, fill, contour, pad, tile)
+FAMILIES = ("move", "rotate_mirror", "crop", "color", "fill", "contour", "pad", "tile")
+"""The family modules of `vision_bench.tasks.transformations`, in the reference table's order."""
 
+for _family in FAMILIES:
+    importlib.import_module(f"vision_bench.tasks.transformations.{_family}")
 
-def _build_registry() -> Registry[Transformation]:
-    by_name = {entry.name: entry for family in _FAMILIES for entry in family.ENTRIES}
-    registry: Registry[Transformation] = Registry("transformation")
-    for name in TRANSFORMATION_NAMES:
-        registry.add(name, by_name[name], by_name[name].description)
-    return registry
+TRANSFORMATION_NAMES = tuple(TRANSFORMATIONS)
+"""The names in registry order: transformation k (1-based) of a task code is `TRANSFORMATION_NAMES[k - 1]`."""
 
-
-TRANSFORMATIONS = _build_registry()
+__all__ = ["FAMILIES", "TRANSFORMATIONS", "TRANSFORMATION_NAMES"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 from vision_bench.tasks.transformations.cells import anchored
 
 
@@ -22,17 +22,15 @@ def mirror_vertical(obj: GridObject) -> GridObject:
     return anchored(obj.pixels[:, ::-1], obj.top, obj.left)
 
 
-ENTRIES = (
-    Transformation(
-        "rot90",
-        "rotate the object 90 degrees counter-clockwise, keeping the top-left corner of its bounding box",
-        ANY_OBJECT,
-        rot90,
-    ),
-    Transformation(
-        "mirror_horizontal", "flip the object top to bottom inside its bounding box", ANY_OBJECT, mirror_horizontal
-    ),
-    Transformation(
-        "mirror_vertical", "flip the object left to right inside its bounding box", ANY_OBJECT, mirror_vertical
-    ),
-)
+register(Transformation(
+    "rot90",
+    "rotate the object 90 degrees counter-clockwise, keeping the top-left corner of its bounding box",
+    ANY_OBJECT,
+    rot90,
+))
+register(Transformation(
+    "mirror_horizontal", "flip the object top to bottom inside its bounding box", ANY_OBJECT, mirror_horizontal
+))
+register(Transformation(
+    "mirror_vertical", "flip the object left to right inside its bounding box", ANY_OBJECT, mirror_vertical
+))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation
+from vision_bench.tasks.transformations.base import ANY_OBJECT, Transformation, register
 from vision_bench.tasks.transformations.cells import anchored
 
 
@@ -29,30 +29,28 @@ def _tiling(
     return Transformation(name, description, ANY_OBJECT, tile)
 
 
-ENTRIES = (
-    _tiling(
-        "double_right",
-        "put a copy of the object next to it on the right",
-        rows=1, cols=2, grows_up=False, grows_left=False,
-    ),
-    _tiling(
-        "double_left",
-        "put a copy of the object next to it on the left",
-        rows=1, cols=2, grows_up=False, grows_left=True,
-    ),
-    _tiling(
-        "double_down",
-        "put a copy of the object right below it",
-        rows=2, cols=1, grows_up=False, grows_left=False,
-    ),
-    _tiling(
-        "double_up",
-        "put a copy of the object right above it",
-        rows=2, cols=1, grows_up=True, grows_left=False,
-    ),
-    _tiling(
-        "quadruple_shape",
-        "tile the object 2x2, the three copies extending up and to the left",
-        rows=2, cols=2, grows_up=True, grows_left=True,
-    ),
-)
+register(_tiling(
+    "double_right",
+    "put a copy of the object next to it on the right",
+    rows=1, cols=2, grows_up=False, grows_left=False,
+))
+register(_tiling(
+    "double_left",
+    "put a copy of the object next to it on the left",
+    rows=1, cols=2, grows_up=False, grows_left=True,
+))
+register(_tiling(
+    "double_down",
+    "put a copy of the object right below it",
+    rows=2, cols=1, grows_up=False, grows_left=False,
+))
+register(_tiling(
+    "double_up",
+    "put a copy of the object right above it",
+    rows=2, cols=1, grows_up=True, grows_left=False,
+))
+register(_tiling(
+    "quadruple_shape",
+    "tile the object 2x2, the three copies extending up and to the left",
+    rows=2, cols=2, grows_up=True, grows_left=True,
+))
