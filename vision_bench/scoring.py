@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
 from vision_bench.metrics import METRICS, compute_metrics, decode_predictions, summarize
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
@@ -120,7 +121,7 @@ def score_pairs(
     *,
     lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None = None,
     device: torch.device | str = "cpu",
-    spec: Any = None,
+    spec: RenderSpec | None = None,
     grid_shape: tuple[int, int] | None = None,
     unpaired: Sequence[Path] = (),
 ) -> Scores:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from render.spec import RenderSpec
 from vision_bench.bench.compare_metrics import (
     DEFAULT_STUDY,
     PerturbationStudy,
@@ -214,7 +215,7 @@ def run_compare_metrics(
     out_dir: str | Path,
     *,
     targets: Sequence[Target] | None = None,
-    spec: Any = None,
+    spec: RenderSpec | None = None,
     run: str | Path | None = None,
     lpips: Any = None,
     seed: int = 0,

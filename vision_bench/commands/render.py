@@ -15,10 +15,13 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vision_bench.commands._common import add_progress_arguments, show_progress
 from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments, spec_from_args
+
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
 
 NAME = "render"
 HELP = "render the input/output grids of a generated Parquet, COGITAO Parquet or ARC JSON task file as images"
@@ -86,7 +89,7 @@ def _encode_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _write_images(
-    records: list[Any], spec: Any, root: Path, args: argparse.Namespace, options: dict[str, Any], progress: bool
+    records: list[Any], spec: RenderSpec, root: Path, args: argparse.Namespace, options: dict[str, Any], progress: bool
 ) -> int:
     """Render and write all records in batches; returns the number of image files.
 

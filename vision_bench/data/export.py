@@ -41,6 +41,7 @@ from vision_bench.data.manifest import (
 )
 from vision_bench.data.pool import run_tasks
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE, Shard, plan_shards, select_shards
+from vision_bench.tasks.config import TaskConfig
 
 PROGRESS_DIR = "_progress"
 CLAIM_NAME = "export.json"
@@ -211,7 +212,7 @@ def _holds_only_a_failed_start(root: Path, claim: Path) -> bool:
     return all(p == claim or (p.is_dir() and not p.is_symlink()) or is_temp_file(p) for p in root.rglob("*"))
 
 
-def settings_of(config: Any, spec: RenderSpec, options: ExportOptions) -> dict[str, Any]:
+def settings_of(config: TaskConfig, spec: RenderSpec, options: ExportOptions) -> dict[str, Any]:
     """The full settings of an export, as stored in its manifest and hashed into its fingerprint."""
     return {
         "format": options.format,
@@ -260,7 +261,7 @@ def _withdraw_manifest(root: Path, records: Mapping[Shard, Records | None], comp
 
 
 def export_dataset(
-    config: Any,
+    config: TaskConfig,
     spec: RenderSpec,
     out: str | Path,
     options: ExportOptions | None = None,

@@ -10,7 +10,7 @@ between input and target (t = 1 .. depth - 1), and, with masks, `input_mask.png`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -19,6 +19,10 @@ from render.codec import encode
 from render.raster import render_batch
 from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.sources import render_seed
+
+if TYPE_CHECKING:
+    from vision_bench.data.export import ShardContext
+    from vision_bench.tasks.generator import TaskSample
 
 _EXTENSIONS = {"png": "png", "jpeg": "jpg"}
 # zlib level 1: on rendered grids (large flat areas) it encodes about 1.5x faster than the default
@@ -36,7 +40,7 @@ def frame_names(depth: int, frames: bool) -> list[str]:
     return ["input", *middle, "target"]
 
 
-def encode_samples(samples: Sequence[Any], context: Any) -> list[dict[str, bytes]]:
+def encode_samples(samples: Sequence[TaskSample], context: ShardContext) -> list[dict[str, bytes]]:
     """`{field.ext: bytes}` per sample, in sample order (insertion order = file order in tar shards)."""
     options = context.options
     extension = image_extension(options.image_format)
@@ -63,7 +67,7 @@ def encode_samples(samples: Sequence[Any], context: Any) -> list[dict[str, bytes
     return encoded
 
 
-def _mask_files(sample: Any, fields: list[str], context: Any) -> dict[str, bytes]:
+def _mask_files(sample: TaskSample, fields: list[str], context: ShardContext) -> dict[str, bytes]:
     seed = render_seed(sample.seed, sample.split, int(sample.index))
     labels = label_grids(sample)
     chosen = labels if context.options.frames else [labels[0], labels[-1]]

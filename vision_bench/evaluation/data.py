@@ -12,11 +12,16 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch.utils.data import Dataset
 
 from vision_bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
+    from vision_bench.tasks.config import TaskConfig
+    from vision_bench.train.config import TrainConfig
 
 MAX_ID_SEQUENCES = 256
 """Stubbornness tries every training sequence on every OOD sample; larger pools are skipped."""
@@ -28,7 +33,7 @@ MEAN_TARGET_SAMPLES = 1024
 class EvaluationData:
     """Datasets per split (and the training split for `mean_target`), with their render spec."""
 
-    spec: Any
+    spec: RenderSpec
     splits: dict[str, Dataset]
     train: Dataset | None = None
     id_sequences: list[tuple[str, ...]] | None = None
@@ -39,7 +44,7 @@ class EvaluationData:
     """The experiment's largest grid (height, width): the padded canvas of the paper's PPA (`paper_ppa`)."""
 
 
-def experiment_canvas(task_config: Any) -> tuple[int, int]:
+def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
     """The largest grid any split of the experiment allows: COGITAO pads every grid to "the max size which can
     be observed during the experiment" (paper 000, appendix F), in and out of distribution alike."""
     from vision_bench.tasks.config import SPLITS
@@ -48,7 +53,7 @@ def experiment_canvas(task_config: Any) -> tuple[int, int]:
     return max(config.grid_height[1] for config in resolved), max(config.grid_width[1] for config in resolved)
 
 
-def training_sequences(task_config: Any) -> tuple[list[tuple[str, ...]] | None, str | None]:
+def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] | None, str | None]:
     """The set of sequences the training split draws from, or (None, why) when it is too large."""
     train = task_config.for_split("train")
     if train.sequences is not None:
@@ -67,7 +72,7 @@ def training_sequences(task_config: Any) -> tuple[list[tuple[str, ...]] | None, 
 
 def study_data(
     study: str,
-    spec: Any,
+    spec: RenderSpec,
     splits: tuple[str, ...],
     *,
     n_train: int | None = None,
@@ -94,7 +99,8 @@ def study_data(
     )
 
 
-def export_data(path: str | Path, spec: Any, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
+def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
+                columns: Mapping[str, str] | None = None,
                 split_names: Mapping[str, str] | None = None) -> EvaluationData:
     """Datasets of an export directory (training sequences and counts from its manifest), or of data
     made elsewhere: image-pair folders, Hugging Face datasets, WebDataset shards (see `external_data`)."""
@@ -128,7 +134,7 @@ def export_data(path: str | Path, spec: Any, splits: tuple[str, ...], *, columns
     )
 
 
-def external_data(source: str, spec: Any, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
+def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
                   split_names: Mapping[str, str] | None = None) -> EvaluationData:
     """Datasets of data made elsewhere: no task config, so no training sequences (stubbornness) and no
     canvas; grids only where the samples carry this project's metadata. `mean_target` averages the
@@ -162,7 +168,7 @@ def _is_remote_or_pattern(source: str) -> bool:
 
 
 def run_data(
-    config: Any, spec: Any, splits: tuple[str, ...], *, data: str | Path | None, n_test: int | None
+    config: TrainConfig, spec: RenderSpec, splits: tuple[str, ...], *, data: str | Path | None, n_test: int | None
 ) -> EvaluationData:
     """The evaluation data of a training run (`TrainConfig`), or of `data` when given."""
     dataset = config.dataset

@@ -8,15 +8,15 @@ metric takes: long (B, h, w) padded with -1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 
+from render.spec import RenderSpec
 from vision_bench.metrics.inputs import PAD, MetricInputError, as_images
 
 
 def decode_predictions(
-    images: torch.Tensor, spec: Any, grid_shapes: torch.Tensor | Sequence[Sequence[int]],
+    images: torch.Tensor, spec: RenderSpec, grid_shapes: torch.Tensor | Sequence[Sequence[int]],
     *, seeds: Sequence[int] | None = None,
 ) -> torch.Tensor:
     """Decode each (3, H, W) image in [0, 1] with `spec` at its grid shape (the target's); pad with -1."""

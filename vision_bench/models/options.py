@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vision_bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class SharedOptions:
     task_conditioning: bool | int | None = None
     pretrained: bool = False
     pretrained_file: str | Path | None = None
-    render_spec: Any = None
+    render_spec: RenderSpec | None = None
 
     def __post_init__(self) -> None:
         positive_int(self.image_size, "image_size")

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from render.spec import RenderSpec
 from vision_bench.data.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
 from vision_bench.errors import UserError
 from vision_bench.models.base import ImageToImageModel
@@ -81,7 +82,7 @@ def save_pretrained(
     folder: str | Path,
     *,
     options: Mapping[str, Any],
-    render_spec: Any = None,
+    render_spec: RenderSpec | None = None,
     trained_steps: int | None = None,
 ) -> list[Path]:
     """Write `model` (built by `create_model(model.name, **portable_options(options))`) to `folder`.
@@ -169,7 +170,7 @@ def _safetensors_bytes(state: Mapping[str, torch.Tensor]) -> bytes:
     return save({key: value.detach().cpu().contiguous() for key, value in state.items()}, metadata={"format": "pt"})
 
 
-def _spec_dict(render_spec: Any) -> dict[str, Any] | None:
+def _spec_dict(render_spec: RenderSpec | None) -> dict[str, Any] | None:
     if render_spec is None or isinstance(render_spec, Mapping):
         return None if render_spec is None else dict(render_spec)
     return render_spec.to_dict()

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
+from render.spec import RenderSpec
 from vision_bench.train import components
 from vision_bench.train.device import Runtime, autocast
 from vision_bench.train.distributed import DistributedContext, all_reduce_sum, shard_indices
@@ -45,7 +46,7 @@ def validate(
     loaders: Mapping[str, Iterable[dict[str, Any]]],
     *,
     feed: Feed,
-    spec: Any,
+    spec: RenderSpec,
     context: DistributedContext,
     runtime: Runtime,
 ) -> dict[str, float]:
@@ -67,7 +68,7 @@ def _validate_split(
     split: str,
     loader: Iterable[dict[str, Any]],
     feed: Feed,
-    spec: Any,
+    spec: RenderSpec,
     context: DistributedContext,
     runtime: Runtime,
 ) -> dict[str, float]:
