@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from vision_bench import __version__, commands
+from vision_bench import __version__, commands, interrupts
 from vision_bench.commands._common import warn_old_spellings
 from vision_bench.errors import UserError
 
@@ -159,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     configure_logging(args.command)
+    interrupts.install()
     warn_old_spellings(args)
     return run_command(args.command, args._run, args)
 

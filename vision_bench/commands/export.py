@@ -49,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from vision_bench import interrupts
     from vision_bench.commands._render_options import spec_from_args
     from vision_bench.config_files import check_override_keys
     from vision_bench.data.export import ExportOptions, export_dataset
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         result = export_dataset(
             config, spec, args.out, options, workers=args.workers, num_shards=args.num_shards,
             shard_index=args.shard_index, on_plan=lambda shards: bar.reset(total=sum(s.size for s in shards)),
-            on_shard_done=lambda shard: bar.update(shard.size),
+            on_shard_done=lambda shard: (interrupts.check(), bar.update(shard.size)),  # see vision_bench.interrupts
         )
     samples = sum(shard.size for shard in result.written)
     print(f"{result.root}: wrote {len(result.written)} shard(s) ({samples} samples), "

@@ -7,6 +7,7 @@ manifest.json comes last, so a folder with a manifest is complete and nothing is
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
 
@@ -45,6 +46,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="processes generating in parallel, this one included")
     parser.add_argument("--force", action="store_true", help="replace a dataset already in --out")
     add_progress_arguments(parser)
+
+
+def _checked(update: Callable[[int], object]) -> Callable[[int], None]:
+    """`update`, after stopping on a Ctrl-C that a C extension swallowed (see `vision_bench.interrupts`)."""
+    from vision_bench import interrupts
+
+    def step(count: int) -> None:
+        interrupts.check()
+        update(count)
+
+    return step
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for split in SPLITS:
             with tqdm(total=config.count(split), desc=split, unit="pair", disable=None if progress else True) as bar:
-                tables = map_split(config, split, table_of, workers=args.workers, progress=bar.update)
+                tables = map_split(config, split, table_of, workers=args.workers, progress=_checked(bar.update))
                 write_tables(tables, partial[split])
         for split in SPLITS:
             os.replace(partial[split], out / f"{split}.parquet")
