@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -13,9 +15,9 @@ from vision_bench.commands.generate import _checked
 
 @pytest.fixture
 def no_ctrl_c_recorded() -> Iterator[None]:
-    interrupts._received.clear()
+    interrupts.reset()
     yield
-    interrupts._received.clear()
+    interrupts.reset()  # also disarms the forced exit that handle_sigint armed
 
 
 def test_check_is_silent_until_a_ctrl_c_arrives(no_ctrl_c_recorded: None) -> None:
@@ -50,3 +52,21 @@ def test_install_replaces_only_the_default_handler(no_ctrl_c_recorded: None) -> 
         assert signal.getsignal(signal.SIGINT) is interrupts.handle_sigint
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_command_still_running_after_ctrl_c_exits_on_its_own() -> None:
+    script = (
+        "import os, signal, time\n"
+        "from vision_bench import interrupts\n"
+        "interrupts.FORCE_EXIT_S = 0.3\n"
+        "interrupts.install('vision-bench probe')\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(5)\n"
+        "except KeyboardInterrupt:\n"
+        "    pass  # swallowed, as a C extension may\n"
+        "time.sleep(20)\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=15)
+    assert finished.returncode == 130
+    assert finished.stderr == "vision-bench probe: interrupted\n"

@@ -159,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     configure_logging(args.command)
-    interrupts.install()
+    interrupts.install(f"vision-bench {args.command}")
     warn_old_spellings(args)
     return run_command(args.command, args._run, args)
 
