@@ -67,6 +67,7 @@ def test_a_command_still_running_after_ctrl_c_exits_on_its_own() -> None:
         "    pass  # swallowed, as a C extension may\n"
         "time.sleep(20)\n"
     )
-    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=15)
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=15,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     assert finished.returncode == 130
     assert finished.stderr == "vision-bench probe: interrupted\n"

@@ -48,10 +48,16 @@ def wait_for(condition, timeout: float) -> bool:
 
 
 def command(*argv: str) -> subprocess.Popen:
-    """The command in a session of its own, so that Ctrl-C can be sent to its whole process group."""
+    """The command in a session of its own, so that Ctrl-C can be sent to its whole process group, with
+    Ctrl-C handled as in a terminal (a suite started in the background inherits SIGINT ignored)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "vision_bench", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                            preexec_fn=default_sigint)
+
+
+def default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @contextmanager
