@@ -23,7 +23,26 @@ from vision_bench.tasks.studies import STUDIES, get_study  # noqa: E402
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PAPER, SMOKE = CONFIGS / "paper", CONFIGS / "smoke"
 STUDY_FILES = [f"compgen_c{i}.yaml" for i in range(1, 4)] + [f"envgen_g{i}.yaml" for i in range(1, 6)]
-PRESET_FILES = [*STUDY_FILES, "alpha_sweep.yaml"]
+GCOG_FILES = ["gcog_distractor.yaml", "gcog_systematic.yaml", "gcog_productive.yaml"]
+CARC_FILES = ["carc_3shot.yaml", "carc_systematicity.yaml"]
+PRESET_FILES = [*STUDY_FILES, "alpha_sweep.yaml", *GCOG_FILES, *CARC_FILES, "worldmodel.yaml"]
+"""Presets at both scales, configs/paper and configs/smoke."""
+REGIME_FILES = {"regime_100k_100ep.yaml": (100_000, 100), "regime_250k_50ep.yaml": (250_000, 50),
+                "regime_500k_20ep.yaml": (500_000, 20), "regime_1m_10ep.yaml": (1_000_000, 10)}
+"""COGITAO's learning regimes (paper 000, Table 3): training samples and epochs."""
+PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
+PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
+CONDITIONED = ("compgen", "experiment0", "regime_", "sample_efficiency", "worldmodel")
+"""Presets whose models read COGITAO's task codes (task_conditioning: true)."""
+RULE_CONDITIONED = ("gcog_",)
+"""Presets whose models read rule codes: task_conditioning is the whole vocabulary (FULL_VOCAB_SIZE). The
+others (envgen, alpha, carc) are unconditioned: one sequence per experiment, or C-ARC's grammar read from
+the study pairs."""
+CARC_IMAGE_SIZE = {"carc_3shot.yaml": 192, "carc_systematicity.yaml": 256}
+"""C-ARC's episode canvases are larger than a grid (21 x 44, 30 x 44 cells): 4-9 pixels per cell."""
+SMOKE_SCALE = {"worldmodel.yaml": (512, 3), "carc_3shot.yaml": (40, 1), "carc_systematicity.yaml": (40, 1)}
+"""(training samples, epochs) of smoke presets above 32 and 1: the world model needs some training before a
+rollout means anything (its smoke run still takes minutes); C-ARC trains on whole episodes of 10 queries."""
 
 
 def _is_bench_config(path: Path) -> bool:
@@ -58,9 +77,33 @@ def _first_cell_configs(config: BenchConfig) -> list:
 
 
 def test_every_preset_exists_at_both_scales():
-    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted(PRESET_FILES)
+    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted(PAPER_FILES)
     assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted(PRESET_FILES)
-    assert {PAPER / name for name in PRESET_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
+    assert {PAPER / name for name in PAPER_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
+
+
+@pytest.mark.parametrize("family, files", [("gcog", GCOG_FILES), ("carc", CARC_FILES)])
+def test_rule_presets_cover_every_study_of_their_family(family, files):
+    experiments = [e for name in files for e in _experiments(load_bench_config(PAPER / name))]
+    assert sorted(experiments) == sorted(i for i in STUDIES.names() if i.startswith(f"{family}/"))
+
+
+@pytest.mark.parametrize("path", BENCH_CONFIGS, ids=lambda p: str(p.relative_to(CONFIGS)))
+def test_conditioned_models_read_the_codes_of_their_studies(path):
+    """A conditioned model's vocabulary holds every token of its studies' codes and its task_code_length is theirs."""
+    from vision_bench.models.conditioning import resolve_vocab_size
+    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, TASK_CODE_LENGTH, VOCAB_SIZE
+
+    config = load_bench_config(path)
+    studies = [get_study(e, n_train=1, n_val=1, n_test=1) for e in _experiments(config) if e in STUDIES]
+    for model in config.models:
+        vocabulary = resolve_vocab_size(model.options.get("task_conditioning"))
+        if vocabulary is None:
+            continue
+        for study in studies:
+            needed = VOCAB_SIZE if study.rules is None else FULL_VOCAB_SIZE
+            assert vocabulary >= needed, f"{model.display}: task_conditioning {vocabulary} < {needed}"
+            assert model.options.get("task_code_length", TASK_CODE_LENGTH) == study.task_code_length, model.display
 
 
 @pytest.mark.parametrize("path", BENCH_CONFIGS, ids=lambda p: str(p.relative_to(CONFIGS)))
@@ -93,22 +136,29 @@ def test_alpha_sweep_covers_alpha_zero_to_one():
     assert len({e.rsplit("/", 1)[0] for e in experiments}) == 1
 
 
-@pytest.mark.parametrize("name", PRESET_FILES)
+@pytest.mark.parametrize("name", PAPER_FILES)
 def test_paper_presets_use_the_paper_scale(name):
+    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE
+
     config = load_bench_config(PAPER / name)
-    assert (config.data.n_train, config.data.n_val, config.data.n_test) == (100_000, 1_000, 1_000)
-    assert len(set(config.seeds)) == 3
-    assert tuple(config.data.spec["size"]) == (128, 128)
+    n_train, epochs = REGIME_FILES.get(name, (100_000, 10))
+    assert (config.data.n_train, config.data.n_val, config.data.n_test) == (n_train, 1_000, 1_000)
+    assert len(set(config.seeds)) == (1 if name in CARC_FILES else 3)  # C-ARC: its four splits are the repeats
+    size = CARC_IMAGE_SIZE.get(name, 128)
+    assert tuple(config.data.spec["size"]) == (size, size)
     expected = ({"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "unet:resnet18"} if name == "alpha_sweep.yaml"
+                else {"vit:vit_small_patch16_224"} if name in REGIME_FILES
                 else {"bottleneck:resnet18", "unet:resnet18", "vit:vit_small_patch16_224"})
     assert {m.name for m in config.models} == expected
     for train_config in _first_cell_configs(config):
         training = train_config.training
-        assert (training.batch_size, training.epochs, training.precision) == (64, 10, "bf16")
+        assert (training.batch_size, training.epochs, training.precision) == (64, epochs, "bf16")
         assert train_config.schedule.warmup_steps == 200
         assert train_config.checkpoint.select_on == "val_id"
         conditioned = train_config.model.options.get("task_conditioning", False)
-        assert conditioned is name.startswith("compgen")
+        assert conditioned == (True if name.startswith(CONDITIONED) else
+                               FULL_VOCAB_SIZE if name.startswith(RULE_CONDITIONED) else False)
+        assert type(conditioned) is (int if name.startswith(RULE_CONDITIONED) else bool)
 
 
 def _family(model_name: str) -> str:
@@ -119,10 +169,16 @@ def _family(model_name: str) -> str:
 @pytest.mark.parametrize("name", PRESET_FILES)
 def test_smoke_presets_stay_tiny(name):
     config = load_bench_config(SMOKE / name)
+    n_train, epochs = SMOKE_SCALE.get(name, (32, 1))
     assert len(config.seeds) == 1
-    assert config.data.n_train <= 32 and config.data.n_test <= 16
+    assert config.data.n_train <= n_train and config.data.n_test <= 16
     assert all(m.name.startswith("svib:") or m.name.split(":")[1].startswith("test_") for m in config.models)
-    paper = {_family(m.name): m.options.get("task_conditioning") for m in load_bench_config(PAPER / name).models}
-    assert {_family(m.name): m.options.get("task_conditioning") for m in config.models}.items() <= paper.items()
+    paper = {_family(m.name): _conditioning(m.options) for m in load_bench_config(PAPER / name).models}
+    assert {_family(m.name): _conditioning(m.options) for m in config.models}.items() <= paper.items()
     for train_config in _first_cell_configs(config):
-        assert train_config.training.epochs == 1
+        assert train_config.training.epochs == epochs
+
+
+def _conditioning(options: dict) -> tuple:
+    """What a model reads of the task code: its vocabulary and code length options."""
+    return options.get("task_conditioning"), options.get("task_code_length")

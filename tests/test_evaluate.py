@@ -195,3 +195,11 @@ def test_cli_evaluate_names_a_missing_checkpoint(tmp_path: Path, capsys: pytest.
 
     assert main(["evaluate", str(tmp_path), "--checkpoint", "last"]) == 2
     assert "last.pt does not exist" in capsys.readouterr().err
+
+
+def test_default_test_size_is_proportionate_to_the_run() -> None:
+    from vision_bench.evaluation.data import MIN_DEFAULT_TEST, default_test_size
+
+    assert default_test_size(None) is None  # a run at the study's sizes keeps the study's test size
+    assert default_test_size(16) == MIN_DEFAULT_TEST == 100  # the smoke run: 100, not the study's 1,000
+    assert default_test_size(500) == 500

@@ -23,10 +23,12 @@ from vision_bench.metrics import (
 IMAGE_METRICS = {"mse", "mse_sum", "psnr", "ssim", "lpips", "fg_mse", "changed_mse"}
 GRID_METRICS = {"grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "object_accuracy",
                 "color_accuracy", "shape_accuracy", "paper_ppa", "paper_obj_ppa"}
+ERROR_METRICS = {f"error_{name}" for name in ("format", "no_transformation", "primitive", "level_1",
+                                              "invalid_position", "invalid_shape", "other")}
 
 
 def test_registry_holds_every_metric_with_a_direction() -> None:
-    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | {"stubbornness"}
+    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | ERROR_METRICS | {"stubbornness"}
     for name, spec in METRICS.items():
         assert spec.name == name and spec.direction in ("higher", "lower") and spec.description
     assert METRICS["ssim"].direction == "higher" and METRICS["mse"].direction == "lower"
@@ -44,7 +46,8 @@ def test_default_selection_follows_the_inputs(monkeypatch: pytest.MonkeyPatch, t
     assert set(with_input) == IMAGE_METRICS
     assert set(compute_metrics(pred_grids=grids, target_grids=grids)) == GRID_METRICS
     everything = compute_metrics(pictures, pictures, pictures, background_rgb=(0, 0, 0), pred_grids=grids,
-                                 target_grids=grids, input_grids=grids, id_sequences=[["rot90"]])
+                                 target_grids=grids, input_grids=grids, id_sequences=[["rot90"]],
+                                 sequences=[["rot90"], ["rot90"]])
     assert set(everything) == set(METRICS)
 
 

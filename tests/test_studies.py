@@ -1,18 +1,22 @@
-"""Study presets: appendix F sequences, EnvGen environments, alpha splits, every preset generates, CLI listing."""
+"""Study presets: appendix F sequences, EnvGen environments, alpha splits, every preset generates its splits
+(sequence pools, rules with distractors, C-ARC episodes), CLI listing."""
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import permutations
 
 import pytest
 
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError, UnknownNameError
-from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, TaskConfig
-from vision_bench.tasks.generator import generate_split
+from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, Rule, TaskConfig
+from vision_bench.tasks.generator import TaskSample, generate_split
 from vision_bench.tasks.objects import ObjectProperties
+from vision_bench.tasks.selectors import selector_name
 from vision_bench.tasks.studies import STUDIES, get_study
 from vision_bench.tasks.studies.alpha import COLORS, FOOTPRINTS, SIZES, combinations, training_combinations
+from vision_bench.tasks.studies.registry import FAMILIES
 
 TU, R, MH = "translate_up", "rot90", "mirror_horizontal"
 
@@ -99,10 +103,51 @@ def test_unknown_ids_name_close_matches() -> None:
         get_study("compgen/C1/1", n_train=-1)
 
 
+def has_ood(config: TaskConfig) -> bool:
+    """Whether a preset tests out of distribution: sample-efficiency is in distribution only (empty OOD splits)."""
+    return config.samples.val_ood + config.samples.test_ood > 0
+
+
+def rule_of(config: TaskConfig, task_key: str) -> list[Rule]:
+    """The rules of `config` whose selector names the sample's task key (`SELECTOR:SEQUENCE`)."""
+    return [rule for rule in config.rules or () if task_key.startswith(selector_name(rule.selector) + ":")]
+
+
+def check_objects(resolved: TaskConfig, sample: TaskSample) -> None:
+    """The sample's sequence and object counts are those its split allows, by rules or by the sequence pool."""
+    if resolved.rules is None:
+        assert sample.sequence in resolved.sequences
+        assert resolved.n_objects[0] <= len(sample.objects) <= resolved.n_objects[1]
+        assert resolved.n_distractors == (0, 0)
+    else:
+        rules = rule_of(resolved, sample.task_key)
+        assert any(sample.sequence in rule.sequences if rule.sequences
+                   else (rule.depth or resolved.depth)[0] <= len(sample.sequence) <= (rule.depth or resolved.depth)[1]
+                   for rule in rules)
+        selected = sum(meta["selected"] for meta in sample.objects)
+        assert resolved.n_objects[0] <= selected <= resolved.n_objects[1]
+        assert resolved.n_distractors[0] <= len(sample.objects) - selected <= resolved.n_distractors[1]
+    for meta in sample.objects:
+        props = ObjectProperties(**{**meta["properties"], "symmetries": tuple(meta["properties"]["symmetries"])})
+        assert any(f.matches(props) and (f.colors is None or set(meta["colors"]) <= set(f.colors))
+                   for f in resolved.object_filter)
+
+
+def check_episode(resolved: TaskConfig, split: str, sample: TaskSample) -> None:
+    """A C-ARC query: its level-2 composition is one its split draws from, its query has 1-2 objects."""
+    assert resolved.episode is not None
+    assert tuple(sample.task_key.split("+")) in resolved.episode.compositions(split)
+    assert resolved.n_objects[0] <= len(sample.objects) <= resolved.n_objects[1]
+    assert [meta["properties"]["role"] for meta in sample.objects][-1] == "query"
+
+
 @pytest.mark.parametrize("study_id", STUDIES.names())
 def test_every_study_generates_disjoint_splits(study_id: str) -> None:
     config = get_study(study_id, n_train=4, n_val=2, n_test=1, seed=3)
-    assert config.count("train") == 4 and config.count("val_ood") == 2 and config.count("test_id") == 1
+    ood = has_ood(config)
+    assert ood == (not study_id.startswith("sample-efficiency"))
+    assert config.count("train") == 4 and config.count("test_id") == 1
+    assert (config.count("val_ood"), config.count("test_ood")) == ((2, 1) if ood else (0, 0))
     inputs: dict[bytes, str] = {}
     by_split = {split: generate_split(config, split) for split in SPLITS}
     for split, samples in by_split.items():
@@ -111,14 +156,17 @@ def test_every_study_generates_disjoint_splits(study_id: str) -> None:
         assert len(samples) == config.count(split)
         for sample in samples:
             assert inputs.setdefault(bytes(sample.input.shape) + sample.input.tobytes(), owner) == owner
-            assert sample.sequence in resolved.sequences
             assert resolved.grid_height[0] <= sample.input.shape[0] <= resolved.grid_height[1]
-            assert resolved.n_objects[0] <= len(sample.objects) <= resolved.n_objects[1]
-            for meta in sample.objects:
-                props = ObjectProperties(**{**meta["properties"],
-                                            "symmetries": tuple(meta["properties"]["symmetries"])})
-                assert any(f.matches(props) and (f.colors is None or set(meta["colors"]) <= set(f.colors))
-                           for f in resolved.object_filter)
+            assert resolved.grid_width[0] <= sample.input.shape[1] <= resolved.grid_width[1]
+            assert len(sample.task_code) == resolved.task_code_length
+            if resolved.episode is None:
+                check_objects(resolved, sample)
+            else:
+                check_episode(resolved, split, sample)
+    train_keys = {s.task_key for s in by_split["train"]}
+    ood_keys = {s.task_key for s in by_split["test_ood"] + by_split["val_ood"]}
+    if study_id.startswith(("compgen", "carc/", "gcog/systematic/", "gcog/productive/")):
+        assert ood_keys and not train_keys & ood_keys  # OOD: sequences, compositions or pairings unseen in training
     if study_id.startswith("compgen"):
         train = {s.sequence for s in by_split["train"]}
         assert not train & {s.sequence for s in by_split["test_ood"] + by_split["val_ood"]}
@@ -143,9 +191,21 @@ def test_cli_lists_studies(capsys: pytest.CaptureFixture) -> None:
     assert "no study id starts with 'nothing'" in capsys.readouterr().err
 
 
+def registering_module(study_id: str) -> str:
+    """The study module (an entry of `FAMILIES`) whose builder `study_id` calls."""
+    builder = STUDIES[study_id]
+    while isinstance(builder, partial):
+        builder = builder.func
+    return builder.__module__.rsplit(".", 1)[-1]
+
+
 def test_study_modules_register_in_listing_order() -> None:
     families = [study_id.split("/")[0] for study_id in STUDIES]
     runs = [(family, families.count(family)) for family in dict.fromkeys(families)]
-    assert runs == [("compgen", 15), ("compgen-paper", 15), ("envgen", 25), ("alpha", 20)]
+    assert runs == [("compgen", 15), ("compgen-paper", 15), ("envgen", 25), ("alpha", 20), ("sample-efficiency", 40),
+                    ("experiment0", 3), ("worldmodel", 41), ("gcog", 7), ("carc", 8)]
     assert families == sorted(families, key=[name for name, _ in runs].index)
+    modules = [registering_module(study_id) for study_id in STUDIES]
+    assert list(dict.fromkeys(modules)) == list(FAMILIES)
+    assert modules == sorted(modules, key=FAMILIES.index)
     assert STUDIES.description("envgen/G2/3").startswith("EnvGen G2-3 (")

@@ -61,3 +61,48 @@ def test_task_codes_and_transformations_do_not_import_torch() -> None:
     code = "import sys, vision_bench.tasks.task_code; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------- rule codes: selectors and C-ARC
+
+
+def test_the_vocabulary_extends_cogitao_s_without_moving_it() -> None:
+    from vision_bench.tasks.task_code import EXTRA_TRANSFORMATIONS, FULL_VOCAB_SIZE, SELECTOR_TOKENS, TOKENS
+
+    assert TOKENS[:VOCAB_SIZE] == ("identity", *list(TRANSFORMATIONS)[:28])
+    assert TOKENS[VOCAB_SIZE:] == (*list(TRANSFORMATIONS)[28:], *EXTRA_TRANSFORMATIONS, *SELECTOR_TOKENS)
+    assert len(set(TOKENS)) == len(TOKENS) == FULL_VOCAB_SIZE
+    assert {"extend_up", "recolor_red", "carc_rotate_cw"} <= set(EXTRA_TRANSFORMATIONS)
+
+
+def test_hand_encoded_rule_codes() -> None:
+    from vision_bench.tasks.selectors import AllOf, ColorSelector, NearSelector, Not, ShapeSelector
+    from vision_bench.tasks.task_code import TOKENS, decode_rule_code
+
+    token = TOKENS.index
+    red_plus = AllOf(selectors=(ColorSelector(color=2), ShapeSelector(shape="plus3")))
+    assert encode_task_code(["translate_up"], 4, red_plus) == [
+        token("select:all_of"), token("select:color=2"), token("select:shape=plus3"), 1]
+    three = AllOf(selectors=(ColorSelector(color=1), ColorSelector(color=2), ColorSelector(color=3)))
+    assert encode_task_code([], 5, three) == [token("select:all_of"), token("select:color=1"), token("select:all_of"),
+                                              token("select:color=2"), token("select:color=3")]
+    near = NearSelector(indicator=Not(selector=ShapeSelector(shape=["#.#", "###"])), distance=3)
+    code = encode_task_code(["rot90", "extend_up"], 6, near)
+    assert code == [token("select:near<=3"), token("select:not"), token("select:shape"), 5, token("extend_up"), 0]
+    assert decode_rule_code(code) == (("select:near<=3", "select:not", "select:shape"), ("rot90", "extend_up"))
+    with pytest.raises(ConfigError, match="a rule of 5 tokens \\(3 for its selector\\) does not fit a task code of "
+                                          "length 4"):
+        encode_task_code(["rot90", "rot90"], 4, red_plus)
+    with pytest.raises(ConfigError, match="tokens must be integers 0..28"):
+        decode_task_code(code)  # a code with a selector is read by decode_rule_code
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(list(TRANSFORMATIONS)), max_size=6), st.integers(1, 9))
+def test_decode_rule_code_inverts_encode(names: list[str], color: int) -> None:
+    from vision_bench.tasks.selectors import ColorSelector
+    from vision_bench.tasks.task_code import decode_rule_code
+
+    code = encode_task_code(names, 8, ColorSelector(color=color))
+    assert decode_rule_code(code) == ((f"select:color={color}",), tuple(names))
+    assert decode_rule_code(encode_task_code(names, 8)) == ((), tuple(names))

@@ -319,5 +319,5 @@ def test_epoch_lines_with_a_progress_bar_start_on_their_own_line(tmp_path, capsy
     segments = re.split(r"[\r\n]", err)
     for epoch in (1, 2):  # both logged while the bar is drawn: tqdm.write puts them above it
         assert any(s.startswith(f"vision-bench train: epoch {epoch}/2, step {epoch}/2: train_loss ") for s in segments)
-    assert "train: 100%" in err
+    assert "train unet:test_resnet seed 0: 100%" in err
     assert log_file_handlers() == []

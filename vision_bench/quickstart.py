@@ -1,14 +1,16 @@
-"""`vision-bench quickstart`: the whole pipeline in minutes on a laptop CPU.
+"""`vision-bench quickstart`: the whole pipeline in a few minutes on a laptop CPU.
 
 A small EnvGen-style study (paper 000, appendix F, setting G1: more objects out of distribution)
-at 128x128 pixels: a 16x16 grid (8-pixel cells), 1-2 objects of at most 4x4 cells in training and
+at 64x64 pixels: a 16x16 grid (4-pixel cells), 1-2 objects of at most 4x4 cells in training and
 in-distribution tests, 3-4 objects out of distribution, one fixed rule. A timm CNN (U-Net) and a
 timm ViT are trained from scratch with palette heads, then evaluated ID and OOD next to the
-copy_input, mean_target and ground_truth baselines, and the bench report is written.
+copy_input, mean_target and ground_truth baselines, with LPIPS, and the bench report is written.
 
 The rule is `change_shape_color`: every object cell takes the next color. It changes every object,
-so copying the input scores GA 0, and it is learnable in the few hundred CPU steps the ten-minute
-budget allows. Spatial rules (translate_up, rot90, ...) need the longer runs of configs/paper.
+so copying the input scores GA 0, and it is learnable in the few hundred CPU steps the budget
+allows. Spatial rules (translate_up, rot90, ...) need the longer runs of docs/results and configs/paper.
+The images are 64x64 rather than the renderer's default 128x128 so that the whole command takes
+about three minutes on two CPU cores (128x128 took seven); `bench` and `train` keep the default.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ QUICKSTART_TASK: dict[str, Any] = {
 }
 
 _TASK_FILE = "quickstart_task.yaml"
+
+ESTIMATE = "about 3 minutes on 2 CPU cores, under a minute on a GPU"
+"""What the whole command takes (docs/benchmarks.md has the measurements behind it)."""
+PHASES = ("fetch or check the LPIPS weights", "bench cell 1: train and evaluate the CNN (500 steps)",
+          "cell 2: the ViT (400 steps)", "cell 3: the baselines", "the report")
+"""The steps the quickstart goes through, in order; the bench logs each cell and the report as it starts them."""
 
 
 def quickstart_config(task_file: Path) -> dict[str, Any]:
@@ -53,7 +61,7 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
         ],
         "seeds": [0],
         "baselines": ["copy_input", "mean_target", "ground_truth"],
-        "data": {"n_train": 6400, "n_val": 50, "n_test": 100, "spec": {"size": [128, 128]}},
+        "data": {"n_train": 6400, "n_val": 50, "n_test": 100, "spec": {"size": [64, 64]}},
         "train": {
             "training": {"batch_size": 16, "eval_batch_size": 50, "epochs": 1, "log_every": 10},
             "schedule": {"warmup_steps": 20},

@@ -198,12 +198,12 @@ def write_correlations(run: str | Path, out_dir: Path, report: Report) -> list[R
              format_value(r.agreement, 3), r.note] for r in results]
     report.add(Table(["split", "vs", "metric", "n", "Spearman", "Kendall", "agreement", "note"], rows,
                      title="Rank correlations"))
-    groups = {f"{r.split} vs {short(r.reference)}": {} for r in results}
+    groups: dict[str, dict[str, float]] = {f"{r.split} vs {short(r.reference)}": {} for r in results}
     for r in results:
         groups[f"{r.split} vs {short(r.reference)}"][short(r.metric)] = r.agreement
     report.add(Figure(plot_correlations(groups, path=out_dir / PLOTS_DIR / "rank_agreement.png",
                                         title="agreement with correctness (oriented Spearman)"),
-                      "oriented Spearman rho per split and correctness measure (grey: undefined)"))
+                      "oriented Spearman rho per split and correctness measure (hatched grey, n/a: undefined)"))
     return results
 
 

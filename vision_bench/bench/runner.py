@@ -46,11 +46,17 @@ from vision_bench.bench.config import (
 from vision_bench.bench.fingerprints import data_fingerprint
 from vision_bench.bench.report import write_report
 from vision_bench.bench.results import write_results
-from vision_bench.bench.summary import build_report
-from vision_bench.bench.tables import summary_rows, text_table
+from vision_bench.bench.rollout_report import (
+    is_rollout_experiment,
+    roll_out_baselines,
+    roll_out_run,
+    write_rollout_report,
+)
+from vision_bench.bench.summary import build_report, terminal_summary
 from vision_bench.data.atomic import atomic_write_text, temp_path_for
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
+from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
 from vision_bench.evaluation.run import OUTPUT_DIR
 from vision_bench.metrics import listed_in
 from vision_bench.train.logging import messages_above_progress_bar
@@ -217,6 +223,10 @@ class _Bench:
         resume = (folder / "checkpoints" / "last.pt").is_file()
         train(train_config, folder, resume=resume, progress=self.progress)
         evaluation = self.config.evaluate
+        if is_rollout_experiment(cell.experiment) and not (folder / ROLLOUT_DIR / ROLLOUT_FILE).is_file():
+            roll_out_run(folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits,
+                         n_test=self.config.data.n_test, device=train_config.runtime.device,
+                         batch_size=evaluation.batch_size, sheet_samples=evaluation.sheet_samples)
         evaluate_run(
             folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits, n_test=self.config.data.n_test,
             baselines=(), device=train_config.runtime.device, batch_size=evaluation.batch_size,
@@ -234,6 +244,12 @@ class _Bench:
                                          n_val=data.n_val, n_test=data.n_test)
         device = pick_device(self.baseline_device())
         batch_size = self.config.evaluate.batch_size
+        folder = run_dir(self.out_dir, cell)
+        if is_rollout_experiment(cell.experiment) and not (folder / ROLLOUT_DIR / ROLLOUT_FILE).is_file():
+            roll_out_baselines(folder, cell.experiment, self.config.baselines, self.spec, splits=splits,
+                               n_train=data.n_train, n_val=data.n_val, n_test=data.n_test,
+                               device=self.baseline_device(), batch_size=batch_size,
+                               sheet_samples=self.config.evaluate.sheet_samples)
         models, notes = build_baselines(self.config.baselines, evaluation_data, device, batch_size)
         evaluation_data.notes.extend(notes)
         evaluate_predictors(
@@ -307,10 +323,13 @@ def run_bench(
         logger.info("shard %d of %d: %d of the bench's %d cells", shard_index, num_shards, len(mine), len(plan))
     computed, skipped = [], []
     with messages_above_progress_bar(progress):  # a cell's epoch lines print above the bars, not inside them
-        for cell in tqdm(mine, desc="bench", unit="cell", disable=not progress):
+        cells_bar = tqdm(mine, desc="bench", unit="cell", disable=not progress)
+        for position, cell in enumerate(cells_bar, start=1):
+            cells_bar.set_postfix_str(cell.label(), refresh=False)  # the cell the nested bars below belong to
             if is_finished(out_dir, cell):
                 skipped.append(cell.label())
             else:
+                logger.info("cell %d of %d: %s", position, len(mine), _short_label(cell))
                 bench.compute(cell)
                 computed.append(cell.label())
     if num_shards == 1:
@@ -318,6 +337,12 @@ def run_bench(
     cells = [result for cell in mine for result in bench.results(cell)]
     pending = [cell.label() for cell in plan if not is_finished(out_dir, cell)]
     return BenchResult(out_dir, config, cells, computed, skipped, pending, shard=(shard_index, num_shards))
+
+
+def _short_label(cell: Cell) -> str:
+    """The cell's label with the experiment's folder name in place of a task file's whole path."""
+    who = cell.model.display if cell.model else "baselines"
+    return f"{who} / {experiment_dir(cell.experiment)}" + (f" / seed {cell.seed}" if cell.seed is not None else "")
 
 
 def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skipped: list[str]) -> BenchResult:
@@ -332,7 +357,10 @@ def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skippe
             "them (or re-run those shards), or drop --collect-only to compute them here"
         )
     cells = [result for cell in plan for result in bench.results(cell)]
+    logger.info("writing the report, results.csv and results.json of %d cells into %s", len(plan), out_dir)
     report_md, report_html = write_report(build_report(bench.config, cells, out_dir), out_dir)
+    write_rollout_report(out_dir, [(cell.experiment, cell.model.display if cell.model else None,
+                                    run_dir(out_dir, cell)) for cell in plan])
     results_csv, results_json = write_results(cells, out_dir, bench_name=bench.config.name,
                                               bench_file=out_dir / BENCH_FILE)
     return BenchResult(out_dir, bench.config, cells, computed, skipped, report_md=report_md, report_html=report_html,
@@ -431,9 +459,9 @@ def _kept(before: object, now: object) -> bool:
 
 
 def summary_table(result: BenchResult) -> str:
-    """Plain text: per model (and baseline) the ID and OOD GA, MSE, SSIM and LPIPS over all cells."""
+    """Plain text: per model (and baseline) the ID and OOD GA, MSE, SSIM and LPIPS over all cells, and
+    one line per metric that shows n/a saying why."""
     splits = result.config.evaluate.splits
     id_split = next((s for s in splits if s.endswith("_id")), splits[0])
     ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
-    header, rows = summary_rows(result.cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)
-    return text_table(header, rows)
+    return terminal_summary(result.cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)

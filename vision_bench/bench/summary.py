@@ -8,11 +8,18 @@ from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult, metric_available, summarize_alpha, summarize_cells
 from vision_bench.bench.config import BenchConfig
-from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_vs_alpha, plot_training_curves
+from vision_bench.bench.plots import (
+    Point,
+    Scale,
+    plot_metric_by_setting,
+    plot_metric_vs_alpha,
+    plot_training_curves,
+    value_scale,
+)
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
-from vision_bench.bench.tables import short, table1, title
-from vision_bench.metrics import MeanSem, listed_in
+from vision_bench.bench.tables import short, summary_rows, table1, text_table, title
+from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.train.logging import METRICS_FILE, read_records
 
 PLOTS_DIR = "plots"
@@ -31,6 +38,27 @@ def _unavailable_reason(cells: Sequence[CellResult], metric: str) -> str:
     return "; ".join(sorted(reasons)) or "no finite value was recorded"
 
 
+def unavailable_note(cells: Sequence[CellResult], metric: str) -> str | None:
+    """One line saying why `metric` shows n/a (the same words as the report), or None when it was
+    computed: 'LPIPS unavailable: <reason>' when no cell has a value, 'LPIPS n/a for <predictors>:
+    <reason>' when only some lack it."""
+    if not metric_available(cells, metric):
+        return f"{short(metric)} unavailable: {_unavailable_reason(cells, metric)}"
+    missing = [c for c in cells if c.status.get(metric)]
+    if not missing:
+        return None
+    predictors = ", ".join(dict.fromkeys(c.predictor for c in missing))
+    return f"{short(metric)} n/a for {predictors}: {_unavailable_reason(missing, metric)}"
+
+
+def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str, ood_split: str) -> str:
+    """What `bench` and `quickstart` print: per predictor the ID and OOD means of `metrics` over every cell,
+    then one line per metric that shows n/a, saying why."""
+    header, rows = summary_rows(cells, metrics, id_split=id_split, ood_split=ood_split)
+    notes = [note for metric in metrics if (note := unavailable_note(cells, metric)) is not None]
+    return "\n".join([text_table(header, rows), *notes])
+
+
 def metric_plot(cells: Sequence[CellResult], metric: str, splits: tuple[str, str], out_dir: Path) -> Path:
     settings = _settings(cells)
     summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=splits[1])
@@ -38,7 +66,7 @@ def metric_plot(cells: Sequence[CellResult], metric: str, splits: tuple[str, str
     for (predictor, setting), summary in summaries.items():
         values[splits[0]].setdefault(predictor, {})[setting] = _point(summary.id)
         values[splits[1]].setdefault(predictor, {})[setting] = _point(summary.ood)
-    return plot_metric_by_setting(values, metric=short(metric), settings=settings,
+    return plot_metric_by_setting(values, metric=short(metric), settings=settings, scale=value_scale(metric),
                                   path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
 
 
@@ -48,12 +76,27 @@ def alpha_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], 
         return None
     points = {p: {s: {a: _point(v) for a, v in by_alpha.items()} for s, by_alpha in by_split.items()}
               for p, by_split in curves.items()}
-    return plot_metric_vs_alpha(points, metric=short(metric), path=out_dir / PLOTS_DIR / f"{metric}_vs_alpha.png")
+    return plot_metric_vs_alpha(points, metric=short(metric), scale=value_scale(metric),
+                                path=out_dir / PLOTS_DIR / f"{metric}_vs_alpha.png")
+
+
+def curve_scale(key: str) -> Scale:
+    """The y scale of a logged quantity: the metric's own for 'SPLIT/METRIC' keys (validation logs
+    fractions; `curve_value` turns accuracies into %), a log axis for losses."""
+    metric = key.rsplit("/", 1)[-1]
+    return "log" if metric == "loss" else value_scale(metric)
+
+
+def curve_value(key: str, value: float) -> float:
+    """A logged value as the report draws it: accuracies (logged as fractions) in %, the rest as logged."""
+    metric = key.rsplit("/", 1)[-1]
+    return value * 100.0 if metric in METRICS and METRICS[metric].percent else value
 
 
 def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     """Step losses and per-epoch validation metrics of every trained cell, from its metrics.jsonl."""
     curves: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    scales: dict[str, Scale] = {}
     for cell in cells:
         if cell.baseline or cell.run_dir is None:
             continue
@@ -65,12 +108,13 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
                 value = record.get(key)
                 if isinstance(value, (int, float)) and math.isfinite(value):
                     name = "train loss" if key == "loss" else key
+                    scales[name] = curve_scale(key)
                     xs, ys = curves.setdefault(name, {}).setdefault(label, ([], []))
                     xs.append(record["step"])
-                    ys.append(float(value))
+                    ys.append(curve_value(key, float(value)))
     if not curves:
         return None
-    return plot_training_curves(curves, path=out_dir / PLOTS_DIR / "training_curves.png")
+    return plot_training_curves(curves, scales=scales, path=out_dir / PLOTS_DIR / "training_curves.png")
 
 
 def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path) -> Report:
@@ -90,8 +134,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
     report.add(Heading("Results (layout of COGITAO's Table 1)"))
     for metric in listed_in("report"):
         if not metric_available(cells, metric):
-            reason = _unavailable_reason(cells, metric)
-            report.add(Heading(title(metric), 3), Paragraph(f"{short(metric)} unavailable: {reason}"))
+            report.add(Heading(title(metric), 3), Paragraph(str(unavailable_note(cells, metric))))
             continue
         report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
     report.add(Heading("Plots"))
@@ -101,9 +144,10 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             report.add(Figure(path, f"{title(metric)} per setting and model"))
     for metric in listed_in("alpha_plot"):
         if metric_available(cells, metric):
-            path = alpha_plot(cells, metric, (id_split, ood_split), out_dir)
-            if path is not None:
-                report.add(Figure(path, f"{title(metric)} against alpha (solid: {ood_split}, dashed: {id_split})"))
+            alpha_path = alpha_plot(cells, metric, (id_split, ood_split), out_dir)
+            if alpha_path is not None:
+                report.add(Figure(alpha_path,
+                                  f"{title(metric)} against alpha (solid: {ood_split}, dashed: {id_split})"))
     curves = training_curves(cells, out_dir)
     if curves is not None:
         report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))

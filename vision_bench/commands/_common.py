@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 DEVICE_CHOICES = "where models run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps"
-DEVICE_HELP = "where models run: auto (CUDA, then MPS, then CPU; default), cpu, cuda, cuda:1, mps"
+DEVICE_HELP = f"{DEVICE_CHOICES} (default: auto)"
 OLD_SPELLINGS = "old_spellings"  # the namespace attribute listing the (old, new) spellings used
 
 logger = logging.getLogger(__name__)

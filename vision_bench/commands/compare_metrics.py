@@ -23,9 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="export directory whose targets are perturbed (default: generate from --study)")
     parser.add_argument("--run", type=Path, default=None,
                         help="training run (or its evaluation folder) for the rank-correlation study")
-    parser.add_argument("--study", default=None, help="study generating the default targets (default envgen/G1/1)")
-    parser.add_argument("--split", default="test_id", help="split the targets come from (default test_id)")
-    parser.add_argument("--n", type=int, default=32, help="number of targets (default 32)")
+    parser.add_argument("--bench", type=Path, action="append", default=None, metavar="BENCH_DIR",
+                        help="a bench folder (repeatable): also rank its models by every metric and report which "
+                        "metric orders them like grid accuracy (model_ranks.md)")
+    parser.add_argument("--study", default=None, help="study generating the default targets (default: envgen/G1/1)")
+    parser.add_argument("--split", default="test_id", help="split the targets come from (default: test_id)")
+    parser.add_argument("--n", type=int, default=32, help="number of targets (default: 32)")
     parser.add_argument("--spec", type=Path, default=None,
                         help="render spec YAML for generated targets (default: the default spec)")
     add_lpips_arguments(parser)
@@ -42,9 +45,14 @@ def run(args: argparse.Namespace) -> int:
     show_progress(args)  # no progress bar yet; --quiet still silences informational messages
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
-    for option, path in (("--run", args.run), ("--data", args.data), ("--spec", args.spec)):
+    for option, path in (("--run", args.run), ("--data", args.data), ("--spec", args.spec),
+                         *(("--bench", bench) for bench in args.bench or ())):
         if path is not None and not path.exists():
             raise ConfigError(f"{option} {path} does not exist; check the path")
+    if args.bench:
+        from vision_bench.bench import model_ranks
+
+        ranks = model_ranks.model_rank_agreement(model_ranks.read_results(args.bench))
     if args.data is not None:
         if args.study is not None or args.spec is not None:
             raise ConfigError("--data brings its own targets and render spec; drop --study / --spec")
@@ -59,5 +67,8 @@ def run(args: argparse.Namespace) -> int:
         from vision_bench.bench.compare_metrics import findings
 
         print("\n".join(findings(result.study)))
+    if args.bench:
+        print(model_ranks.agreement_table(ranks))
+        print(f"model ranks: {model_ranks.write_model_ranks(ranks, args.out, args.bench)}")
     print(f"report: {result.report_md} and {result.report_html}")
     return 0

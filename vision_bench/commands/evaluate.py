@@ -23,25 +23,30 @@ def _names(text: str) -> tuple[str, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a directory written by `vision-bench train`")
-    parser.add_argument("--checkpoint", default="best", help="best, last, or the path of a checkpoint (default best)")
+    parser.add_argument("--checkpoint", default="best", help="best, last, or the path of a checkpoint (default: best)")
     parser.add_argument("--splits", type=_names, default=("test_id", "test_ood"),
-                        help="comma-separated splits (default test_id,test_ood)")
+                        help="comma-separated splits (default: test_id,test_ood)")
     parser.add_argument("--data", default=None,
                         help="evaluate on this data instead of the run's own: an export directory, a folder of "
                         "image pairs, a Hugging Face dataset (folder or hf://user/name) or WebDataset shards "
                         "(a {split} brace pattern, URL or pipe: command)")
     parser.add_argument("--n-test", type=int, default=None,
                         help="samples per test split when the run's data is an on-the-fly study "
-                        "(default: the study's test size)")
+                        "(default: max(dataset.n_val, 100) when the run set dataset.n_val, else the study's test size)")
     parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "ground_truth"),
-                        help="comma-separated baselines to evaluate alongside (default all three; '' for none)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default RUN_DIR/evaluation)")
-    parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default 64)")
+                        help="comma-separated baselines to evaluate alongside, '' for none "
+                        "(default: copy_input,mean_target,ground_truth)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: RUN_DIR/evaluation)")
+    parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default: 64)")
     add_device_argument(parser)
     parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
     parser.add_argument("--save-predictions", action="store_true",
                         help="also write every predicted image as OUT/predictions/PREDICTOR/SPLIT/<index>_pred.png "
                         "(`vision-bench score` pairs them with an export split's <index>_target.png)")
+    parser.add_argument("--rollout", choices=("image", "grid"), default=None,
+                        help="a world-model run (dataset.study worldmodel/...): also roll it out over whole "
+                        "sequences, feeding back each predicted image as it is (image) or decoded and re-rendered "
+                        "(grid), scored per step into RUN_DIR/rollout/ (default: no rollout)")
     add_lpips_arguments(parser)
     add_progress_arguments(parser)
 
@@ -82,4 +87,11 @@ def run(args: argparse.Namespace) -> int:
     for name, status in metrics["status"].items():
         print(f"{name}: {status}")
     print(f"wrote {result.metrics_path}, {result.samples_path} and {len(result.sheets)} sample sheets")
+    if args.rollout is not None:
+        from vision_bench.bench.rollout_report import roll_out_run
+
+        rollout = roll_out_run(args.run_dir, checkpoint=args.checkpoint, splits=args.splits, n_test=args.n_test,
+                               device=args.device, batch_size=args.batch_size, sheet_samples=args.sheet_samples,
+                               feedback=args.rollout)
+        print(f"wrote the per-step rollout scores {rollout} and its sheets beside it")
     return 0

@@ -6,6 +6,7 @@ import argparse
 
 from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
 from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments
+from vision_bench.commands._scale import add_scale_argument, announce, counts, plan_splits
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE
 
@@ -28,13 +29,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_image_format_argument(render, old_spelling="--format-image")
     render.add_argument("--frames", action="store_true", help="also write intermediate frames (folder, webdataset)")
     render.add_argument("--masks", action="store_true", help="also write per-object label masks (image formats)")
-    counts = parser.add_argument_group("samples")
-    counts.add_argument("--n-train", type=int, metavar="N", help="training samples (default: the study's or config's)")
-    counts.add_argument("--n-val", type=int, metavar="N",
-                        help="samples in val_id and in val_ood (default: the study's or config's)")
-    counts.add_argument("--n-test", type=int, metavar="N",
-                        help="samples in test_id and in test_ood (default: the study's or config's)")
-    counts.add_argument("--seed", type=int, metavar="S", help="generation seed (default: the study's or config's)")
+    samples = parser.add_argument_group("samples")
+    add_scale_argument(samples)
+    samples.add_argument("--n-train", type=int, metavar="N",
+                         help="training samples (default: the scale's with --study, the file's with --config)")
+    samples.add_argument("--n-val", type=int, metavar="N",
+                         help="samples in val_id and in val_ood (default: the scale's with --study, the file's "
+                         "with --config)")
+    samples.add_argument("--n-test", type=int, metavar="N",
+                         help="samples in test_id and in test_ood (default: the scale's with --study, the file's "
+                         "with --config)")
+    samples.add_argument("--seed", type=int, metavar="S", help="generation seed (default: the study's or config's)")
     scale = parser.add_argument_group("scale-out")
     scale.add_argument("--workers", type=int, default=1, metavar="W", help="local worker processes")
     scale.add_argument("--num-shards", type=int, default=1, metavar="N", help="split the work over N separate runs")
@@ -53,24 +58,33 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.commands._render_options import spec_from_args
     from vision_bench.config_files import check_override_keys
     from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.shards import Shard
     from vision_bench.data.sources import load_config
-    from vision_bench.tasks.config import TaskConfig
+    from vision_bench.tasks.config import SPLITS, TaskConfig
+    from vision_bench.train.logging import messages_above_progress_bar
 
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
-    config = load_config(
-        args.study, args.config, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test, seed=args.seed,
-        overrides=args.overrides,
-    )
+    config = load_config(args.study, args.config, **counts(args), seed=args.seed, overrides=args.overrides)
     options = ExportOptions(
         format=args.format, image_format=args.image_format, frames=args.frames, masks=args.masks,
         shard_size=args.shard_size,
     )
     spec = spec_from_args(args)
-    with tqdm(desc="export", unit="sample", leave=False, disable=None if progress else True) as bar:
+
+    def planned(shards: list[Shard]) -> None:
+        """Once the export is checked and planned, before any pair is made: the scale, the estimate, the bar's total."""
+        pending = sum(shard.size for shard in shards)
+        plan_splits(config)
+        announce(args, {split: config.count(split) for split in SPLITS}, kind=args.format, workers=args.workers,
+                 pixels=spec.size[0] * spec.size[1], pending=pending)
+        bar.reset(total=pending)
+
+    with messages_above_progress_bar(progress), tqdm(desc="export", unit="sample", leave=False,
+                                                     disable=None if progress else True) as bar:
         result = export_dataset(
             config, spec, args.out, options, workers=args.workers, num_shards=args.num_shards,
-            shard_index=args.shard_index, on_plan=lambda shards: bar.reset(total=sum(s.size for s in shards)),
+            shard_index=args.shard_index, on_plan=planned,
             on_shard_done=lambda shard: (interrupts.check(), bar.update(shard.size)),  # see vision_bench.interrupts
         )
     samples = sum(shard.size for shard in result.written)

@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Callable
 
 from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._scale import add_scale_argument, announce, counts, plan_splits
 
 NAME = "generate"
 HELP = "generate grid tasks (input, output, sequence, frames, objects) as one Parquet file per split"
@@ -35,12 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
     add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_scale_argument(parser)
     parser.add_argument("--n-train", type=_count, metavar="N",
-                        help="training samples (default: the study's or config's)")
+                        help="training samples (default: the scale's with --study, the file's with --config)")
     parser.add_argument("--n-val", type=_count, metavar="N",
-                        help="samples in val_id and in val_ood (default: the study's or config's)")
+                        help="samples in val_id and in val_ood (default: the scale's with --study, the file's "
+                        "with --config)")
     parser.add_argument("--n-test", type=_count, metavar="N",
-                        help="samples in test_id and in test_ood (default: the study's or config's)")
+                        help="samples in test_id and in test_ood (default: the scale's with --study, the file's "
+                        "with --config)")
     parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (default: the study's or config's)")
     parser.add_argument("--workers", type=_workers, default=1, metavar="W",
                         help="processes generating in parallel, this one included")
@@ -81,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
-    config = load_config(args.study, args.config, n_train=args.n_train, n_val=args.n_val, n_test=args.n_test,
-                         seed=args.seed, overrides=args.overrides)
+    config = load_config(args.study, args.config, **counts(args), seed=args.seed, overrides=args.overrides)
     out = Path(args.out)
     manifest_path = out / "manifest.json"
     if manifest_path.exists() and not args.force:
@@ -95,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         if leftover.is_file() and not leftover.is_symlink() and leftover.name.startswith(ours):
             leftover.unlink()
     partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
+    plan_splits(config)
+    announce(args, {split: config.count(split) for split in SPLITS}, kind="grids", workers=args.workers)
     try:
         for split in SPLITS:
             with tqdm(total=config.count(split), desc=split, unit="pair", disable=None if progress else True) as bar:

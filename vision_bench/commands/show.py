@@ -53,9 +53,15 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_output(out) as temp:
-        figure.savefig(temp, format=image_format, dpi=100)
+        figure.savefig(temp, format=image_format, dpi=100, bbox_inches="tight", pad_inches=0.1)
     print(f"wrote {len(records)} pairs to {out}")
     return 0
+
+
+def _wrapped(title: str) -> str:
+    """A panel title in lines of at most 28 characters, printable whatever the bytes of a file name."""
+    printable = title.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "\n".join(textwrap.wrap(printable, 28))
 
 
 def _contact_sheet(records: list[Any], inputs: Any, targets: Any) -> Any:
@@ -65,16 +71,19 @@ def _contact_sheet(records: list[Any], inputs: Any, targets: Any) -> Any:
 
     columns = min(len(records), PAIRS_PER_ROW)
     rows = math.ceil(len(records) / columns)
-    figure = Figure(figsize=(2.2 * 2 * columns, 2.6 * rows))
+    titles = []
+    for record in records:
+        sequence = " → ".join(record.sequence) if record.sequence else "target"
+        titles.append((_wrapped(f"{record.task_key} {record.split} #{record.index}"), _wrapped(sequence)))
+    title_lines = max(title.count("\n") + 1 for pair in titles for title in pair)
+    figure = Figure(figsize=(2.2 * 2 * columns, (2.2 + 0.14 * title_lines) * rows))  # room for every title line
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, 2 * columns, squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
-    for i, record in enumerate(records):
+    for i, pair_titles in enumerate(titles):
         row, column = divmod(i, columns)
-        sequence = " → ".join(record.sequence) if record.sequence else "target"
-        panels = ((inputs[i], f"{record.task_key} {record.split} #{record.index}"), (targets[i], sequence))
-        for offset, (image, title) in enumerate(panels):
+        for offset, (image, title) in enumerate(zip((inputs[i], targets[i]), pair_titles)):
             ax = axes[row, 2 * column + offset]
             ax.axis("on")
             ax.imshow(image, interpolation="nearest")
@@ -82,7 +91,6 @@ def _contact_sheet(records: list[Any], inputs: Any, targets: Any) -> Any:
             ax.set_yticks([])
             for spine in ax.spines.values():
                 spine.set_color("0.6")  # a frame, so that a white background still shows the image's extent
-            printable = title.encode("utf-8", "backslashreplace").decode("utf-8")  # a non-UTF-8 file name
-            ax.set_title("\n".join(textwrap.wrap(printable, 28)), fontsize=7)
+            ax.set_title(title, fontsize=7)
     figure.tight_layout()
     return figure

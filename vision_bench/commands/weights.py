@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     get.add_argument("what", choices=("lpips",), help="what to fetch")
     get.add_argument("--net", default="alex", type=_nets,
-                     help="LPIPS network(s): alex (default), vgg, squeeze, a comma-separated list, or all")
+                     help="LPIPS network(s): alex, vgg, squeeze, a comma-separated list, or all (default: alex)")
     get.add_argument("--folder", dest="get_folder", metavar="DIR", help=_FOLDER_HELP)
 
 

@@ -36,6 +36,11 @@ def generate(config: TaskConfig, split: str, start: int, stop: int) -> list[Task
 
 
 def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Sample `index` of `split`; a world-model study's (`WorldModelConfig`) is one step of its sequence."""
+    from vision_bench.tasks.studies.worldmodel import WorldModelConfig, transition_sample
+
+    if isinstance(config, WorldModelConfig):
+        return transition_sample(config, split, index)
     return generate_sample(config, split, index)
 
 
@@ -66,7 +71,7 @@ def with_overrides(
     data["samples"] = counts
     if seed is not None:
         data["seed"] = seed
-    return TaskConfig.from_dict(data)
+    return type(config).from_dict(data)  # a world-model study stays one
 
 
 def load_config(
@@ -93,7 +98,7 @@ def load_config(
         preset = get_study(study, **{name: value for name, value in counts.items() if value is not None})
         if not overrides:
             return preset
-        return TaskConfig.from_dict(apply_overrides(preset.to_dict(), overrides), source=f"study {study} with --set")
+        return type(preset).from_dict(apply_overrides(preset.to_dict(), overrides), source=f"study {study} with --set")
     config = TaskConfig.from_yaml(config_path, overrides)  # type: ignore[arg-type]
     return with_overrides(config, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
 

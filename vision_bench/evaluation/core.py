@@ -104,6 +104,8 @@ class Extremes:
 
     def offer(self, key: tuple[float, float], make_row: Callable[[], SheetRow]) -> None:
         self.seen += 1
+        if self.k < 1:  # no sheets asked for
+            return
         order = self.seen
         best_full = len(self.best) >= self.k and key <= self.best[0][0]
         worst_full = len(self.worst) >= self.k and (-key[0], -key[1]) <= self.worst[0][0]
@@ -166,7 +168,8 @@ def evaluate_split(
     columns: dict[str, list[Any]] = {}
     scores = {name: _Scores({}, {}, Extremes(sheet_samples)) for name in models}
     ood = split.endswith("_ood")
-    for raw in tqdm(loader, desc=f"evaluate {split}", unit="batch", disable=not progress, leave=False):
+    who = next(iter(models)) if len(models) == 1 else f"{len(models)} predictors"  # which run, under a bench's bar
+    for raw in tqdm(loader, desc=f"evaluate {who} · {split}", unit="batch", disable=not progress, leave=False):
         batch = to_device_batch(raw, spec, device)
         for name, model in models.items():
             prediction = model.predict(batch).float().clamp_(0, 1)
@@ -228,6 +231,8 @@ def _batch_metrics(
         }
         if id_sequences:
             grids["id_sequences"] = id_sequences
+        if batch.get("sequence") is not None and batch.get("input_grid") is not None:
+            grids["sequences"] = batch["sequence"]
     background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
     return compute_metrics(
         prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips,

@@ -27,6 +27,17 @@ MAX_ID_SEQUENCES = 256
 """Stubbornness tries every training sequence on every OOD sample; larger pools are skipped."""
 MEAN_TARGET_SAMPLES = 1024
 """`mean_target` averages at most this many training targets (the mean converges long before)."""
+MIN_DEFAULT_TEST = 100
+"""The smallest default test split of a run that sized its own data: 100 samples give GA to 1 point."""
+
+
+def default_test_size(n_val: int | None) -> int | None:
+    """Samples per test split when `--n-test` is not given: proportionate to the run's validation size.
+
+    A run that set `dataset.n_val` is tested on max(n_val, 100) samples per split, so a smoke run is not
+    evaluated on the study's 1,000 (which took 6x its training); a run at the study's sizes keeps them (None).
+    """
+    return None if n_val is None else max(n_val, MIN_DEFAULT_TEST)
 
 
 @dataclass
@@ -54,8 +65,15 @@ def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
 
 
 def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] | None, str | None]:
-    """The set of sequences the training split draws from, or (None, why) when it is too large."""
+    """The set of sequences the training split draws from, or (None, why) when it is too large.
+
+    A world-model study trains on one step at a time, so its training "sequences" are the single actions.
+    """
+    from vision_bench.tasks.studies.worldmodel import WorldModelConfig
+
     train = task_config.for_split("train")
+    if isinstance(task_config, WorldModelConfig) and train.sequences is not None:
+        return sorted({(action,) for sequence in train.sequences for action in sequence}), None
     if train.sequences is not None:
         return [tuple(s) for s in train.sequences], None
     pool = list(train.transformations or ())
@@ -176,5 +194,7 @@ def run_data(
     if data is not None:
         return export_data(data, spec, splits, **options)
     if dataset.study is not None:
+        if n_test is None:
+            n_test = default_test_size(dataset.n_val)
         return study_data(dataset.study, spec, splits, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
     return export_data(dataset.path, spec, splits, **options)

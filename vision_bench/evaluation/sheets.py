@@ -1,8 +1,10 @@
 """Sample sheets: one row per sample, columns input | target | prediction | error map.
 
 The error map is the per-pixel absolute error averaged over the RGB channels, drawn with the
-'hot' colormap on a fixed 0..1 scale so sheets of different models compare by eye. Sheets are
-composed with numpy and Pillow (a few milliseconds each; an evaluation draws many of them).
+'hot' colormap on one fixed scale, `ERROR_RANGE` (0 = exact, 1 = black for white), for every
+sheet of every model, so sheets compare by eye; a colour bar under the error column shows that
+scale. Sheets are composed with numpy and Pillow (a few milliseconds each; an evaluation draws
+many of them).
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
 
 COLUMNS = ("input", "target", "prediction", "error |pred - target|")
+ERROR_RANGE = (0.0, 1.0)
+"""The error map's colour scale, the same on every sheet: mean absolute RGB error, 0 (exact) to 1."""
+COLORBAR_HEIGHT = 10
+COLORBAR_CAPTION = "error scale (every sheet)"
 MIN_PANEL = 96
 GAP = 6
 LABEL_WIDTH = 150
@@ -43,9 +49,18 @@ def error_map(prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def hot_colormap(values: np.ndarray) -> np.ndarray:
-    """Values in [0, 1] as uint8 RGB: black -> red -> yellow -> white (matplotlib's 'hot')."""
-    scaled = np.clip(values, 0.0, 1.0)[..., None] * 3.0 - np.array([0.0, 1.0, 2.0], np.float32)
+    """Values on `ERROR_RANGE` as uint8 RGB: black -> red -> yellow -> white (matplotlib's 'hot');
+    values outside the range are clipped, never rescaled."""
+    low, high = ERROR_RANGE
+    unit = np.clip((np.asarray(values, np.float32) - low) / (high - low), 0.0, 1.0)
+    scaled = unit[..., None] * 3.0 - np.array([0.0, 1.0, 2.0], np.float32)
     return (np.clip(scaled, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+
+
+def colorbar(width: int, height: int = COLORBAR_HEIGHT) -> np.ndarray:
+    """The error scale as a (height, width, 3) uint8 strip: `ERROR_RANGE`'s low end on the left."""
+    low, high = ERROR_RANGE
+    return np.repeat(hot_colormap(np.linspace(low, high, width, dtype=np.float32))[None], height, axis=0)
 
 
 def to_uint8_image(image: np.ndarray) -> np.ndarray:
@@ -65,7 +80,8 @@ def _enlarged(image: np.ndarray, factor: int) -> np.ndarray:
 
 
 def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
-    """A white sheet: a title line, the column names, then one labelled row of four panels per sample."""
+    """A white sheet: a title line, the column names, one labelled row of four panels per sample, and
+    the error map's colour bar (with its end values) under the error column."""
     if not rows:
         raise UserError("a sample sheet needs at least one sample")
     height, width = rows[0].target.shape[:2]
@@ -74,8 +90,11 @@ def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
     top = GAP + (LINE_HEIGHT if title else 0) + LINE_HEIGHT
     label_lines = max(len(row.label.splitlines()) for row in rows)
     row_height = max(panel_h, label_lines * LINE_HEIGHT) + GAP
-    canvas = np.full((top + row_height * len(rows) + GAP, LABEL_WIDTH + (panel_w + GAP) * len(COLUMNS) + GAP, 3),
-                     255, np.uint8)
+    bar_top = top + row_height * len(rows) + GAP
+    canvas = np.full((bar_top + COLORBAR_HEIGHT + LINE_HEIGHT + GAP, LABEL_WIDTH + (panel_w + GAP) * len(COLUMNS) + GAP,
+                      3), 255, np.uint8)
+    error_x = LABEL_WIDTH + (len(COLUMNS) - 1) * (panel_w + GAP)
+    canvas[bar_top : bar_top + COLORBAR_HEIGHT, error_x : error_x + panel_w] = colorbar(panel_w)
     for r, row in enumerate(rows):
         y = top + r * row_height
         panels = (row.input, row.target, row.prediction, hot_colormap(error_map(row.prediction, row.target)))
@@ -98,6 +117,12 @@ def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
         for c in range(len(COLUMNS)):
             x = LABEL_WIDTH + c * (panel_w + GAP)
             draw.rectangle((x - 1, y - 1, x + panel_w, y + panel_h), outline=FRAME)
+    draw.rectangle((error_x - 1, bar_top - 1, error_x + panel_w, bar_top + COLORBAR_HEIGHT), outline=FRAME)
+    draw.text((GAP, bar_top), COLORBAR_CAPTION, fill=INK, font=font)
+    low, high = ERROR_RANGE
+    label_y = bar_top + COLORBAR_HEIGHT + 1
+    draw.text((error_x, label_y), f"{low:g}", fill=INK, font=font)
+    draw.text((error_x + panel_w, label_y), f"{high:g}", fill=INK, font=font, anchor="ra")
     return sheet
 
 

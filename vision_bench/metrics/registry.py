@@ -37,10 +37,13 @@ class MetricInputs:
     background: torch.Tensor | None = None
     foreground_mask: torch.Tensor | None = None
     id_sequences: Sequence[Sequence[str]] | None = None
+    sequences: Sequence[Sequence[str]] | None = None
     canvas: tuple[int, int] | None = None
     lpips: perceptual.LpipsLoad | None = None
     tolerance: float = pixel.PIXEL_TOLERANCE
     image_statistics: image_pass.ImageStatistics | None = None
+    error_classes: list[str] | None = None
+    """Each sample's C-ARC error class, computed once for the seven `error_*` metrics."""
     status: dict[str, str] = field(default_factory=dict)
 
     def available(self) -> set[str]:
@@ -137,6 +140,7 @@ NEED_HINTS = {
     "input_grids": "input_grids",
     "foreground": "input_images with background_rgb, or foreground_mask",
     "id_sequences": "id_sequences (the training split's transformation sequences)",
+    "sequences": "sequences (each sample's own transformation sequence)",
 }
 
 IMAGES = ("pred_images", "target_images")

@@ -121,6 +121,7 @@ class TrainableModel(ImageToImageModel):
         self.pixel_head = pixel_head
         conditioning = self.conditioned_by_default if shared.task_conditioning is None else shared.task_conditioning
         self.task_vocab_size = resolve_vocab_size(conditioning)
+        self.task_code_length = shared.task_code_length
 
     @classmethod
     def build(
@@ -135,11 +136,15 @@ class TrainableModel(ImageToImageModel):
 
     def task_film(self, channels: list[int]) -> TaskFiLM | None:
         """FiLM over feature maps of `channels` when the model is task-conditioned, else None."""
-        return None if self.task_vocab_size is None else TaskFiLM(self.task_vocab_size, channels)
+        if self.task_vocab_size is None:
+            return None
+        return TaskFiLM(self.task_vocab_size, channels, code_length=self.task_code_length)
 
     def task_tokens_of_width(self, dim: int) -> TaskCodeEmbedding | None:
         """One `dim`-wide token per task-code position when the model is task-conditioned, else None."""
-        return None if self.task_vocab_size is None else TaskCodeEmbedding(self.task_vocab_size, dim)
+        if self.task_vocab_size is None:
+            return None
+        return TaskCodeEmbedding(self.task_vocab_size, dim, self.task_code_length)
 
     @abstractmethod
     def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
@@ -162,7 +167,9 @@ class TrainableModel(ImageToImageModel):
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         self.check_inputs(inputs)
         if self.task_vocab_size is not None:
-            task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name)
+            task_code = check_task_code(
+                task_code, inputs.shape[0], self.task_vocab_size, self.name, self.task_code_length
+            )
         else:
             task_code = None
         return self.pixel_head.activate(self.raw_output(inputs, task_code))
@@ -173,7 +180,7 @@ class TrainableModel(ImageToImageModel):
         task_code = batch.get("task_code")
         if self.task_vocab_size is None:
             return inputs, None
-        task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name)
+        task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name, self.task_code_length)
         return inputs, task_code.to(device, non_blocking=True)
 
     @torch.no_grad()
@@ -192,7 +199,9 @@ class TrainableModel(ImageToImageModel):
         return self.pixel_head.loss(self(inputs, task_code), target)
 
     def details(self) -> dict[str, Any]:
-        return {"loss": self.pixel_head.loss_name, "task_conditioning": self.task_vocab_size}
+        code_length = None if self.task_vocab_size is None else self.task_code_length
+        return {"loss": self.pixel_head.loss_name, "task_conditioning": self.task_vocab_size,
+                "task_code_length": code_length}
 
 
 class BaselineModel(ImageToImageModel):

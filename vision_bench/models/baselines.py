@@ -2,9 +2,10 @@
 
 `copy_input` predicts the input image (the score of doing nothing); `mean_target` predicts the
 mean training target (the score of ignoring the input); `ground_truth` applies the true
-transformation sequence to the true input grid and renders it with the dataset's render spec, which
-every metric should score as perfect. (It was called `oracle`; SVIB's Oracle is a trained model,
-`svib:oracle`.)
+rule to the true input grid (the sequence to the objects the task code's selector picks, to every
+object when the code names no selector, as in COGITAO's studies) and renders it with the dataset's
+render spec, which every metric should score as perfect. (It was called `oracle`; SVIB's Oracle is
+a trained model, `svib:oracle`.)
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import torch
 from vision_bench.errors import ConfigError
 from vision_bench.models.base import MODELS, BaselineModel, batch_tensor
 from vision_bench.models.options import FamilyOptions, SharedOptions, option
+from vision_bench.tasks.rules import apply_rule
+from vision_bench.tasks.task_code import decode_selector
 
 
 @MODELS.register("copy_input", "baseline: predicts the input image unchanged (the score of doing nothing)")
@@ -111,10 +114,10 @@ class GroundTruthOptions(FamilyOptions):
 
 @MODELS.register(
     "ground_truth",
-    "baseline: the true sequence applied to the true input grid, rendered with render_spec (the ceiling)",
+    "baseline: the true rule applied to the true input grid, rendered with render_spec (the ceiling)",
 )
 class GroundTruthModel(BaselineModel):
-    """Applies the batch's true sequences to its true input grids and renders the results."""
+    """Applies the batch's true rules (selector and sequence) to its true input grids and renders the results."""
 
     family = usage = "ground_truth"
     options = GroundTruthOptions
@@ -127,20 +130,22 @@ class GroundTruthModel(BaselineModel):
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         raise ConfigError(
-            "ground_truth predicts from the true grids and sequences, not from pixels; call predict(batch)"
+            "ground_truth predicts from the true grids, sequences and task codes, not from pixels; call predict(batch)"
         )
 
     def _output_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
-        from vision_bench.tasks.transformations import apply_sequence
-
+        """Each sample's rule applied to its input grid: the selector read from batch['task_code'] (none when
+        the batch has no codes or a code names no selector), the transformations from batch['sequence']."""
         grids = batch_tensor(batch, "input_grid", self.name)
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
         sequences = batch.get("sequence")
         if sequences is None or len(sequences) != len(grids):
             raise ConfigError("ground_truth needs batch['sequence']: the true transformation names of every sample")
+        codes = batch.get("task_code")
+        selectors = [None] * len(grids) if codes is None else [decode_selector(code) for code in codes.tolist()]
         return [
-            apply_sequence(grid[:height, :width], names, connectivity=self.connectivity)
-            for grid, (height, width), names in zip(grids.cpu().numpy(), shapes, sequences)
+            apply_rule(grid[:height, :width], names, selector, connectivity=self.connectivity)
+            for grid, (height, width), names, selector in zip(grids.cpu().numpy(), shapes, sequences, selectors)
         ]
 
     @torch.no_grad()

@@ -1,8 +1,9 @@
 """Task conditioning: the task code (which transformation sequence to apply) as model input.
 
-A task code is a LongTensor (B, TASK_CODE_LENGTH) of tokens, 0 = identity / padding (see
-`vision_bench.tasks.task_code`). CNN families embed it into one vector and modulate encoder
-features with FiLM (per-channel scale and shift); the ViT family adds one token per code position;
+A task code is a LongTensor (B, L) of tokens, 0 = identity / padding (see
+`vision_bench.tasks.task_code`); L is the model's `task_code_length` option (the study's
+`TaskConfig.task_code_length`, 4 unless a study sets it). CNN families embed it into one vector
+and modulate encoder features with FiLM (per-channel scale and shift); the ViT family adds one token per code position;
 the svib models add one memory token per code position for their patch decoder to attend to.
 Order matters (crop then pad differs from pad then crop), so every position has its own embedding.
 """
@@ -15,14 +16,15 @@ import torch
 from torch import nn
 
 from vision_bench.errors import ConfigError
-from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
+from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, TASK_CODE_LENGTH, VOCAB_SIZE
 
 
 def resolve_vocab_size(task_conditioning: bool | int | None) -> int | None:
     """`task_conditioning` option -> vocabulary size (None = unconditioned).
 
-    True means the project's task codes (`VOCAB_SIZE` tokens); an integer >= 2 is a custom vocabulary;
-    False and None (the option left unset) mean unconditioned.
+    True means COGITAO's task codes (`VOCAB_SIZE` tokens); an integer >= 2 is a vocabulary of that many
+    tokens (`FULL_VOCAB_SIZE` for rule codes, which name selectors); False and None (the option left
+    unset) mean unconditioned.
     """
     if task_conditioning is False or task_conditioning is None:
         return None
@@ -31,13 +33,17 @@ def resolve_vocab_size(task_conditioning: bool | int | None) -> int | None:
     if isinstance(task_conditioning, int) and task_conditioning >= 2:
         return task_conditioning
     raise ConfigError(
-        f"task_conditioning={task_conditioning!r}; use true (the {VOCAB_SIZE}-token task codes), "
-        "false, or a vocabulary size >= 2"
+        f"task_conditioning={task_conditioning!r}; use true (COGITAO's {VOCAB_SIZE}-token vocabulary), "
+        f"{FULL_VOCAB_SIZE} (the whole vocabulary, rule codes), another vocabulary size >= 2, or false"
     )
 
 
-def check_task_code(task_code: torch.Tensor | None, batch_size: int, vocab_size: int, model_name: str) -> torch.Tensor:
-    """The task code of a conditioned model's batch, or a `ConfigError` saying what is missing or malformed.
+def check_task_code(
+    task_code: torch.Tensor | None, batch_size: int, vocab_size: int, model_name: str,
+    code_length: int = TASK_CODE_LENGTH,
+) -> torch.Tensor:
+    """The task code of a conditioned model's batch, (batch_size, code_length) tokens below `vocab_size`, or a
+    `ConfigError` saying what is missing or malformed.
 
     Token values are checked on CPU tensors only (the data loader's batches), so that a batch already
     on an accelerator costs no device synchronisation.
@@ -49,13 +55,14 @@ def check_task_code(task_code: torch.Tensor | None, batch_size: int, vocab_size:
         )
     if not isinstance(task_code, torch.Tensor) or task_code.dtype not in (torch.int64, torch.int32):
         raise ConfigError(
-            f"task_code must be an integer tensor (B, {TASK_CODE_LENGTH}), "
+            f"task_code must be an integer tensor (B, {code_length}), "
             f"got {getattr(task_code, 'dtype', type(task_code).__name__)}"
         )
-    if task_code.shape != (batch_size, TASK_CODE_LENGTH):
+    if task_code.shape != (batch_size, code_length):
         raise ConfigError(
             f"task_code has shape {tuple(task_code.shape)}; model {model_name!r} expects "
-            f"({batch_size}, {TASK_CODE_LENGTH}): one code of {TASK_CODE_LENGTH} tokens (0..{vocab_size - 1}) per image"
+            f"({batch_size}, {code_length}): one code of {code_length} tokens (0..{vocab_size - 1}) per image; "
+            "create the model with task_code_length set to the study's task_code_length"
         )
     if task_code.device.type != "cpu" or not task_code.numel():
         return task_code.long()
@@ -91,9 +98,11 @@ class TaskFiLM(nn.Module):
     learns from there how much each code should change the features.
     """
 
-    def __init__(self, vocab_size: int, channels: Sequence[int], code_dim: int = 128) -> None:
+    def __init__(
+        self, vocab_size: int, channels: Sequence[int], code_dim: int = 128, code_length: int = TASK_CODE_LENGTH
+    ) -> None:
         super().__init__()
-        self.embedding = TaskCodeEmbedding(vocab_size, code_dim)
+        self.embedding = TaskCodeEmbedding(vocab_size, code_dim, code_length)
         self.mix = nn.Sequential(nn.Linear(code_dim, code_dim), nn.GELU())
         self.projections = nn.ModuleList(nn.Linear(code_dim, 2 * c) for c in channels)
         for projection in self.projections:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vision_bench.errors import ConfigError
+from vision_bench.tasks.task_code import MAX_TASK_CODE_LENGTH, TASK_CODE_LENGTH
 
 if TYPE_CHECKING:
     from render.spec import RenderSpec
@@ -27,7 +28,9 @@ class SharedOptions:
     """Image size, output head and loss, task conditioning, starting weights, render spec.
 
     `task_conditioning` None is the model's default: off, except for svib:oracle, which reads the
-    task code unless told false.
+    task code unless told false. `task_code_length` is the number of tokens of the codes a
+    conditioned model reads: the study's `TaskConfig.task_code_length` (4 for COGITAO's studies,
+    10 for gCOG's productive presets).
     """
 
     image_size: int = 128
@@ -36,12 +39,16 @@ class SharedOptions:
     palette_colors: Any = None
     background_weight: float = 0.2
     task_conditioning: bool | int | None = None
+    task_code_length: int = TASK_CODE_LENGTH
     pretrained: bool = False
     pretrained_file: str | Path | None = None
     render_spec: RenderSpec | None = None
 
     def __post_init__(self) -> None:
         positive_int(self.image_size, "image_size")
+        if positive_int(self.task_code_length, "task_code_length") > MAX_TASK_CODE_LENGTH:
+            raise ConfigError(f"task_code_length must be at most {MAX_TASK_CODE_LENGTH}, got {self.task_code_length}; "
+                              "use the study's task_code_length")
         if not isinstance(self.pretrained, bool):
             raise ConfigError(f"pretrained must be true or false, got {self.pretrained!r}")
 

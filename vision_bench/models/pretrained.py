@@ -39,6 +39,7 @@ from vision_bench.errors import UserError
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
 from vision_bench.models.state_check import compare_state
+from vision_bench.tasks.task_code import TASK_CODE_LENGTH
 
 EXPORT_FORMAT = "vision-bench-model"
 EXPORT_VERSION = 1
@@ -190,7 +191,8 @@ def model_card(config: Mapping[str, Any]) -> str:
     steps = config.get("trained_steps")
     trained = f" for {steps} step{'' if steps == 1 else 's'}" if steps is not None else ""
     drawn = f" (palette {palette})" if palette else ""
-    code = ", and a task code (B, 4)" if conditioned else ""
+    length = (config.get("model_args") or {}).get("task_code_length", TASK_CODE_LENGTH)
+    code = f", and a task code (B, {length})" if conditioned else ""
     batch = "{'input': images, 'task_code': codes}" if conditioned else "{'input': images}"
     lines = [
         "---",

@@ -39,7 +39,8 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     Shared options: image_size=128, head='rgb'|'palette', loss='mse'|'l1'|'lpips' or a weighted sum such
     as 'mse+0.1*lpips' (rgb), palette_colors
     ((10, 3) uint8, palette head), background_weight=0.2, task_conditioning=None (off, except for
-    svib:oracle; True or a vocabulary size), pretrained=False (timm's pretrained weights, from the Hugging
+    svib:oracle; True or a vocabulary size), task_code_length=4 (tokens per code: the study's
+    task_code_length), pretrained=False (timm's pretrained weights, from the Hugging
     Face cache), pretrained_file=None (local weights), render_spec
     (ground_truth). Family options: those the family declares (`MODELS[family].options`, listed by
     `vision-bench models --describe`); for unet, bottleneck and vit anything else goes to timm.create_model.

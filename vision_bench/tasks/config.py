@@ -1,7 +1,9 @@
 """`TaskConfig`: what a generated dataset contains, validated once, loaded from and saved to YAML.
 
 A config fixes the grid size range, the number of objects, the object filter(s), the connectivity
-and either a transformation pool with a depth range or an explicit list of sequences; it gives a
+and either a transformation pool with a depth range or an explicit list of sequences; optionally
+`rules` (a selector each, see `vision_bench.tasks.selectors`, with its own sequences or the
+config's) that pick which objects are transformed, and distractor objects no rule picks; it gives a
 sample count per split and, under `splits`, per-split overrides (out-of-distribution splits
 usually change the grid size, the object count, the object filter or the sequences). Unknown keys
 and bad values raise `ConfigError` naming the key.
@@ -18,8 +20,10 @@ from render.grid import MAX_SIDE
 from render.validation import describe_validation_error
 from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError, UserError
+from vision_bench.tasks.carc.spec import EpisodeSpec
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.task_code import TASK_CODE_LENGTH
+from vision_bench.tasks.selectors import ALL_OBJECTS, Selector
+from vision_bench.tasks.task_code import MAX_TASK_CODE_LENGTH, TASK_CODE_LENGTH, selector_tokens
 from vision_bench.tasks.transformations import resolve_sequence
 
 SPLITS = ("train", "val_id", "val_ood", "test_id", "test_ood")
@@ -51,7 +55,8 @@ def _range(low: int, high: int | None = None) -> Any:
 
 GridRange = _range(1, MAX_SIDE)
 CountRange = _range(1)
-DepthRange = _range(1, TASK_CODE_LENGTH)
+DistractorRange = _range(0)
+DepthRange = _range(1, MAX_TASK_CODE_LENGTH)
 
 
 def _filters(value: Any) -> Any:
@@ -71,8 +76,8 @@ def _sequences(value: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...
     if not value:
         raise ValueError("the list of sequences is empty; give at least one sequence")
     for sequence in value:
-        if not 1 <= len(sequence) <= TASK_CODE_LENGTH:
-            raise ValueError(f"sequence {list(sequence)} has {len(sequence)} steps; use 1 to {TASK_CODE_LENGTH}")
+        if not 1 <= len(sequence) <= MAX_TASK_CODE_LENGTH:
+            raise ValueError(f"sequence {list(sequence)} has {len(sequence)} steps; use 1 to {MAX_TASK_CODE_LENGTH}")
         _names(sequence)
     return tuple(dict.fromkeys(value))
 
@@ -80,6 +85,25 @@ def _sequences(value: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...
 ObjectFilters = Annotated[tuple[ObjectFilter, ...], BeforeValidator(_filters), Field(min_length=1)]
 Names = Annotated[tuple[str, ...], AfterValidator(_names), Field(min_length=1)]
 Sequences = Annotated[tuple[tuple[str, ...], ...], AfterValidator(_sequences)]
+
+
+class Rule(StrictConfig):
+    """A selector and what it does to the objects it picks: one of `sequences` (drawn uniformly per
+    sample), or, when `sequences` is unset, a sequence drawn as the config draws one (with `depth`,
+    when set, in place of the config's depth: its pool of `transformations` is then needed)."""
+
+    selector: Selector = ALL_OBJECTS
+    sequences: Sequences | None = None
+    depth: DepthRange | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Rule:
+        if self.sequences is not None and self.depth is not None:
+            raise ValueError("a rule sets 'sequences' or 'depth' (for the config's transformation pool), not both")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class SampleCounts(StrictConfig):
@@ -104,6 +128,8 @@ class SplitConfig(StrictConfig):
     transformations: Names | None = None
     depth: DepthRange | None = None
     sequences: Sequences | None = None
+    rules: tuple[Rule, ...] | None = None
+    n_distractors: DistractorRange | None = None
 
 
 class SplitOverrides(StrictConfig):
@@ -140,14 +166,25 @@ class TaskConfig(StrictConfig):
     samples: SampleCounts = SampleCounts()
     splits: SplitOverrides = SplitOverrides()
     paired_ood: bool = False
+    rules: tuple[Rule, ...] | None = None
+    n_distractors: DistractorRange = (0, 0)
+    task_code_length: int = Field(TASK_CODE_LENGTH, ge=1, le=MAX_TASK_CODE_LENGTH)
+    episode: EpisodeSpec | None = None
+    """When set, samples are Compositional-ARC episodes made by `vision_bench.tasks.carc`; transformations,
+    sequences, rules and object filters are not used."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskConfig:
-        if (self.transformations is None) == (self.sequences is None):
+        if self.episode is not None:
+            return self
+        every_rule_has_sequences = self.rules is not None and all(rule.sequences for rule in self.rules)
+        if (self.transformations is None) == (self.sequences is None) and not (
+                every_rule_has_sequences and self.transformations is None):
             raise ValueError(
                 "set exactly one of 'transformations' (a pool, with 'depth') or 'sequences' "
                 "(an explicit list of transformation sequences)"
             )
+        self._check_rules()
         if self.sequences is not None and "depth" in self.model_fields_set:
             raise ValueError("'depth' applies to a 'transformations' pool; remove it when giving 'sequences'")
         if self.square_grid and self.grid_width != self.grid_height:
@@ -179,12 +216,49 @@ class TaskConfig(StrictConfig):
                     raise ValueError(str(error)) from None
         return self
 
+    def _check_rules(self) -> None:
+        """Rules need no paired splits; distractors need rules; every rule's code fits `task_code_length`."""
+        if self.rules is None:
+            if self.n_distractors != (0, 0):
+                raise ValueError("n_distractors needs 'rules' (distractors are the objects no rule picks); "
+                                 "give rules or remove n_distractors")
+        elif not self.rules:
+            raise ValueError("'rules' is empty; give at least one rule or remove the key")
+        elif self.paired_ood:
+            raise ValueError("paired_ood is not available with 'rules'; set paired_ood: false")
+        length = self.task_code_length
+        for rule in self.rules or (None,):
+            selector = None if rule is None else rule.selector
+            prefix = 0 if selector is None else len(selector_tokens(selector))
+            sequences = (rule.sequences if rule is not None and rule.sequences else self.sequences) or ()
+            if rule is not None and rule.depth is not None:
+                if self.transformations is None:
+                    raise ValueError("a rule with 'depth' draws from the config's 'transformations'; set them")
+                sequences = ()
+            for sequence in sequences:
+                if prefix + len(sequence) > length:
+                    raise ValueError(self._too_long(f"sequence {list(sequence)} has {len(sequence)} steps", prefix))
+            depth = self.depth if rule is None or rule.depth is None else rule.depth
+            if not sequences and prefix + depth[1] > length:
+                raise ValueError(self._too_long(f"depth {depth[1]}", prefix))
+
+    def _too_long(self, what: str, prefix: int) -> str:
+        room = self.task_code_length - prefix
+        selector = f" besides the rule's {prefix} selector tokens" if prefix else ""
+        return (f"{what}; use 1 to {room} steps{selector}, or raise task_code_length "
+                f"(now {self.task_code_length}, at most {MAX_TASK_CODE_LENGTH})")
+
     def to_dict(self) -> dict[str, Any]:
-        """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults)."""
+        """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults;
+        the rule settings only when set, so that configs without rules keep their former form)."""
         data: dict[str, Any] = {}
-        plain = self.model_dump(mode="json", exclude={"object_filter", "splits"})
+        plain = self.model_dump(mode="json", exclude={"object_filter", "splits", "rules"})
         for name in type(self).model_fields:
-            if name == "object_filter":
+            if name in _RULE_DEFAULTS and getattr(self, name) == _RULE_DEFAULTS[name]:
+                continue
+            if name == "rules":
+                data[name] = [rule.to_dict() for rule in self.rules or ()]
+            elif name == "object_filter":
                 data[name] = _dump_filters(self.object_filter)
             elif name == "splits":
                 splits = {split: _dump_override(getattr(self.splits, split)) for split in SPLITS
@@ -225,6 +299,11 @@ class TaskConfig(StrictConfig):
         return int(getattr(self.samples, split))
 
 
+_RULE_DEFAULTS: dict[str, Any] = {"rules": None, "n_distractors": (0, 0), "task_code_length": TASK_CODE_LENGTH,
+                                  "episode": None}
+"""The settings added for rules and episodes, and their defaults, which `to_dict` leaves out."""
+
+
 def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) -> list[str]:
     """Fields other than the sequences on which an OOD split's overrides differ from its ID split's."""
     sequence_fields = {"transformations", "depth", "sequences"}
@@ -233,7 +312,9 @@ def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) 
 
 
 def _dump_override(override: SplitConfig) -> dict[str, Any]:
-    entry = override.model_dump(mode="json", exclude_none=True, exclude={"object_filter"})
+    entry = override.model_dump(mode="json", exclude_none=True, exclude={"object_filter", "rules"})
+    if override.rules is not None:
+        entry["rules"] = [rule.to_dict() for rule in override.rules]
     if override.object_filter is not None:
         entry["object_filter"] = _dump_filters(override.object_filter)
     return entry

@@ -13,6 +13,15 @@ filter allows (those meeting every step's constraints, checked on the input obje
 does). Each object picks a filter uniformly among those with an allowed template, then a
 template uniformly, then colors.
 
+Rules (`TaskConfig.rules`): a sample draws one rule and its sequence, then `n_objects` targets
+that the rule's selector picks (transformed) and `n_distractors` objects it does not pick (left as
+they are). Targets and distractors are drawn from the templates that can take their role
+(`Plan.roles`: each template only in colours that give it its role), and the placed input grid is
+checked as a whole (`selectors.select` must pick exactly the targets: a `near` selector depends on
+the layout). The task key names the rule (`SELECTOR:SEQUENCE`) and each object's record says
+whether it was `selected`. Configs without rules take the code path they always took (the same
+bytes).
+
 Feasibility: obvious impossibilities fail up front; otherwise a sample gives up after
 `MAX_ATTEMPTS` attempts and `InfeasibleConfigError` names the constraint that kept failing.
 """
@@ -44,6 +53,7 @@ from vision_bench.tasks.planning import (
     placement_shape,
     plan_for,
 )
+from vision_bench.tasks.selectors import select
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
 from vision_bench.tasks.transformations import transform_objects
 
@@ -120,11 +130,19 @@ class DrawnObject:
 def _sample(plan: Plan, rng: random.Random, index: int) -> TaskSample:
     config = plan.config
     failures: Counter[str] = Counter()
-    sequence = plan.draw_sequence(rng)
+    rule = None
+    if config.rules is None:
+        sequence = plan.draw_sequence(rng)
+    else:
+        rule, sequence = plan.draw_rule(rng)
     for _ in range(MAX_ATTEMPTS):
         height = rng.randint(*config.grid_height)
         width = height if config.square_grid else rng.randint(*config.grid_width)
-        outcome = _attempt(plan, rng, sequence, height, width, rng.randint(*config.n_objects), index)
+        if rule is None:
+            outcome = _attempt(plan, rng, sequence, height, width, rng.randint(*config.n_objects), index)
+        else:
+            counts = (rng.randint(*config.n_objects), rng.randint(*config.n_distractors))
+            outcome = _attempt_rule(plan, rng, rule, sequence, height, width, counts, index)
         if isinstance(outcome, TaskSample):
             return outcome
         failures[outcome] += 1
@@ -183,6 +201,80 @@ def _attempt(plan: Plan, rng: random.Random, sequence: Sequence, height: int, wi
                       sequence.key, plan.config.seed, plan.split, index)
 
 
+def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence, height: int, width: int,
+                  counts: tuple[int, int], index: int) -> TaskSample | str:
+    """`_attempt` for a rule: `counts` = (targets, distractors); targets follow `sequence`, distractors stay."""
+    n_targets, n_distractors = counts
+    targets, distractors = plan.choices_for_rule(rule, sequence.names, height, width, counts)
+    if not targets:
+        return f"no object the rule picks surviving {sequence.key} fits 1/{n_targets} of a {height}x{width} grid"
+    if n_distractors and not distractors:
+        return f"no object the rule leaves alone fits 1/{n_targets + n_distractors} of a {height}x{width} grid"
+    selector = (plan.config.rules or ())[rule].selector
+    roles = [True] * n_targets + [False] * n_distractors
+    drawn = []
+    for picked in roles:
+        found = _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked)
+        if isinstance(found, str):
+            return found
+        drawn.append((found, picked))
+    drawn.sort(key=lambda item: (item[0].extent[2] - item[0].extent[0]) * (item[0].extent[3] - item[0].extent[1]),
+               reverse=True)
+    canvas = Canvas(height, width, len(sequence.names))
+    placed = []
+    for obj, picked in drawn:
+        for _ in range(ROOM_TRIES):
+            anchor = canvas.find_anchor(rng, obj)
+            if anchor is not None:
+                break
+            found = _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked)
+            if isinstance(found, str):
+                return found
+            obj = found
+        else:
+            return f"there was no room for {n_targets + n_distractors} objects in a {height}x{width} grid"
+        canvas.paint(obj, anchor)
+        placed.append((obj, anchor, picked))
+    if owning_split(canvas.frames[0]) != plan.split:
+        return "the input grid belonged to another split"
+    placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
+    inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
+    if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
+        return "the rule's selector did not pick exactly the targets in the placed grid"
+    objects = []
+    for obj, (top, left), picked in placed:
+        first, last = obj.path[0], obj.path[-1]
+        objects.append({
+            "bbox": [top, left, top + first.height, left + first.width],
+            "output_bbox": [top + last.top, left + last.left, top + last.top + last.height,
+                            left + last.left + last.width],
+            "colors": sorted(obj.colors),
+            "properties": dict(LIBRARY.property_dicts[obj.index]),
+            "selected": picked,
+        })
+    frames = canvas.frames
+    return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
+                      sequence.key, plan.config.seed, plan.split, index)
+
+
+def _draw_for_role(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int, width: int,
+                   picked: bool) -> DrawnObject | str:
+    """A target (`picked`: transformed by `sequence`) or a distractor (left as it is). The choices paint each
+    template only in colours that give it its role (`Plan.roles`), so no drawn object contradicts it."""
+    if picked:
+        return _draw_object(rng, choices, sequence, height, width)
+    return _draw_still(rng, choices, len(sequence.names))
+
+
+def _draw_still(rng: random.Random, choices: list[Choice], depth: int) -> DrawnObject:
+    """One painted object that stays as it is through `depth` steps (a distractor)."""
+    chosen, colors = choices[int(rng.random() * len(choices))]
+    index = chosen[int(rng.random() * len(chosen))]
+    pixels, painted = LIBRARY.paint(index, rng, colors)
+    obj = GridObject(pixels, 0, 0)
+    return DrawnObject(index, placement_shape(index), painted, [obj] * (depth + 1), (0, 0, *pixels.shape))
+
+
 def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int,
                  width: int) -> DrawnObject | str:
     """One painted object whose every step stays inside the grid, or why none was found. The choices hold
@@ -207,6 +299,10 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
 
 def generate_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
+    if config.episode is not None:
+        from vision_bench.tasks.carc.episodes import episode_sample
+
+        return episode_sample(config, split, index)
     if config.paired_ood and split in (*PAIRED_SPLITS, *PAIRED_SPLITS.values()):
         return _paired_sample(config, split, index)
     plan = plan_for(config, split)

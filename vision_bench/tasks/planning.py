@@ -11,6 +11,11 @@ constraint reads only an object's shape and its number of colors, which painting
 distinct colors keeps, and every transformation maps cells to cells whatever their colors.
 Sequences that no allowed template survives are never drawn.
 
+With `rules`, a sample draws one rule, then its sequence; each pool template gets, once per rule,
+the colours in which the rule's selector can pick it and those in which it can leave it alone
+(`Plan.roles`): targets are drawn from the first, distractors from the second, each template
+uniformly among those its role allows.
+
 The object pool is the fixed `ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object
 file. The caches below only save work: each holds a pure function of the library, a filter and a
 sequence, so they never change what is generated; each is bounded (`functools.lru_cache`, or a
@@ -22,6 +27,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +36,8 @@ from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
 from vision_bench.tasks.placement import PlacementShape
-from vision_bench.tasks.task_code import encode_task_code
+from vision_bench.tasks.selectors import judge_alone, selector_name
+from vision_bench.tasks.task_code import TASK_CODE_LENGTH, encode_task_code
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
 LIBRARY_SEED = 0
@@ -84,14 +91,19 @@ def _box(names: tuple[str, ...], shape: tuple[int, int]) -> tuple[int, int]:
 
 @dataclass
 class Sequence:
-    """A drawn sequence with what the hot loop needs: its steps, task code and key."""
+    """A drawn sequence with what the hot loop needs: its steps, task code and key. With a rule's `selector`,
+    the code starts with the selector's tokens and the key is `SELECTOR:SEQUENCE` (it names the rule)."""
 
     names: tuple[str, ...]
+    selector: Any = None
+    code_length: int = TASK_CODE_LENGTH
 
     def __post_init__(self) -> None:
         self.steps = [TRANSFORMATIONS[name] for name in self.names]
-        self.code = tuple(encode_task_code(self.names))
+        self.code = tuple(encode_task_code(self.names, self.code_length, self.selector))
         self.key = "-".join(self.names)
+        if self.selector is not None:
+            self.key = f"{selector_name(self.selector)}:{self.key}"
 
 
 Choice = tuple[list[int], tuple[int, ...]]
@@ -130,6 +142,10 @@ class Plan:
         self.choices: dict[tuple[tuple[str, ...], int, int, int], list[Choice]] = {}
         self.meets: dict[tuple[str, int], np.ndarray] = {}
         self.survivors: dict[tuple[tuple[str, ...], tuple[str, ...], int], np.ndarray] = {}
+        self.rule_sequences: dict[tuple[int, tuple[str, ...]], Sequence] = {}
+        self.rule_roles: dict[int, dict[tuple[int, tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+        self.rule_choices: dict[tuple[int, tuple[str, ...], int, int, tuple[int, int]],
+                                tuple[list[Choice], list[Choice]]] = {}
         max_height, max_width = resolved.grid_height[1], resolved.grid_width[1]
         self.pools: list[Pool] = []
         for number, object_filter in enumerate(resolved.object_filter):
@@ -185,7 +201,7 @@ class Plan:
         """The sequence and its survivors in each pool that has any."""
         found = self.sequences.get(names)
         if found is None:
-            sequence = Sequence(names)
+            sequence = Sequence(names, code_length=self.config.task_code_length)
             survivors = []
             for number, pool in enumerate(self.pools):
                 kept = self._survivors(names, number)
@@ -213,14 +229,16 @@ class Plan:
             self.choices[key] = found
         return found
 
-    def draw_sequence(self, rng: random.Random) -> Sequence:
+    def draw_sequence(self, rng: random.Random, depth: tuple[int, int] | None = None) -> Sequence:
+        """A sequence of the config (from `sequences`, or `depth` steps of the pool, default the config's depth)
+        that some allowed template survives."""
         config = self.config
         for _ in range(SEQUENCE_REDRAWS):
             if config.sequences is not None:
                 names = config.sequences[rng.randrange(len(config.sequences))]
             else:
                 pool = config.transformations or ()
-                names = tuple(pool[rng.randrange(len(pool))] for _ in range(rng.randint(*config.depth)))
+                names = tuple(pool[rng.randrange(len(pool))] for _ in range(rng.randint(*(depth or config.depth))))
             sequence, survivors = self.sequence(names)
             if survivors:
                 return sequence
@@ -228,6 +246,87 @@ class Plan:
             f"split {self.split!r}: no library object passing the object filter survives the drawn sequences "
             f"(for example {sequence.key}); allow other objects or other transformations"
         )
+
+    def draw_rule(self, rng: random.Random) -> tuple[int, Sequence]:
+        """One rule (its number in `rules`) and one of its sequences, drawn uniformly."""
+        rules = self.config.rules or ()
+        number = rng.randrange(len(rules))
+        own = rules[number].sequences
+        if own is None:
+            names = self.draw_sequence(rng, rules[number].depth).names
+        else:
+            for _ in range(SEQUENCE_REDRAWS):
+                names = own[rng.randrange(len(own))]
+                if self.sequence(names)[1]:
+                    break
+            else:
+                raise InfeasibleConfigError(
+                    f"split {self.split!r}: no library object passing the object filter survives the sequences "
+                    f"of rule {number} (for example {'-'.join(names)}); allow other objects or other transformations"
+                )
+        sequence = self.rule_sequences.get((number, names))
+        if sequence is None:
+            sequence = self.rule_sequences[number, names] = Sequence(
+                names, rules[number].selector, self.config.task_code_length)
+        return number, sequence
+
+    def roles(self, number: int) -> dict[tuple[int, tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]:
+        """For rule `number`: per (template, colours of its pool), the colours that let its selector pick the
+        painted template and those that let it leave the template alone (empty: that role is impossible).
+
+        Each template is judged alone (`selectors.judge_alone`) in every coloring a selector can tell
+        apart: a one-colour template in each colour of its pool; a multi-coloured one in its reference
+        coloring (no colour selector picks it, whatever its colours), which then decides for all of the
+        pool's colours. A verdict that depends on the other objects (a `near` part) allows both roles;
+        the generator checks the placed grid.
+        """
+        found = self.rule_roles.get(number)
+        if found is None:
+            selector = (self.config.rules or ())[number].selector
+            found = {}
+            for pool in self.pools:
+                for index in pool.templates.tolist():
+                    labels = LIBRARY.labels[index]
+                    colorings: list[tuple[tuple[int, ...], np.ndarray]]
+                    if LIBRARY.n_colors[index] == 1:
+                        colorings = [((color,), labels * color) for color in pool.colors]
+                    else:
+                        colorings = [(pool.colors, labels)]
+                    verdicts = [(colors, judge_alone(selector, GridObject(pixels, 0, 0)))
+                                for colors, pixels in colorings]
+                    found[index, pool.colors] = (
+                        tuple(c for colors, verdict in verdicts if verdict is not False for c in colors),
+                        tuple(c for colors, verdict in verdicts if verdict is not True for c in colors))
+            if not any(pick for pick, _ in found.values()):
+                raise InfeasibleConfigError(
+                    f"split {self.split!r}: rule {number} ({selector_name(selector)}) picks no library object "
+                    "passing the object filter; name a colour or shape the filter allows, or relax the filter"
+                )
+            self.rule_roles[number] = found
+        return found
+
+    def choices_for_rule(self, number: int, names: tuple[str, ...], height: int, width: int,
+                         counts: tuple[int, int]) -> tuple[list[Choice], list[Choice]]:
+        """The choices of rule `number`'s targets (transformed by `names`) and of its distractors (left as they
+        are), one per template with the colours its role allows, so that a draw picks a template uniformly.
+        For `counts` = (targets, distractors): targets fit 1/targets of the grid, distractors 1/all of it,
+        so that many small distractors leave room for a larger target (cached)."""
+        key = (number, names, height, width, counts)
+        found = self.rule_choices.get(key)
+        if found is None:
+            roles = self.roles(number)
+            targets = [([index], pick) for templates, colors in self.choices_for(names, height, width, counts[0])
+                       for index in templates if (pick := roles[index, colors][0])]
+            distractors = []
+            area = (height + 1) * (width + 1)
+            for pool in self.pools:
+                for index in pool.templates.tolist():
+                    rows, cols = LIBRARY.labels[index].shape
+                    skip = roles[index, pool.colors][1]
+                    if skip and rows <= height and cols <= width and (rows + 1) * (cols + 1) * sum(counts) <= area:
+                        distractors.append(([index], skip))
+            found = self.rule_choices[key] = (targets, distractors)
+        return found
 
 
 def plan_for(config: TaskConfig, split: str) -> Plan:

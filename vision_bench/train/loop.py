@@ -333,7 +333,8 @@ class _Run:
         if self.runtime.compile:
             step_module = torch.compile(step_module)
         self._logged_step, self._logged_time = self.step, time.perf_counter()
-        bar = tqdm(total=self.total_steps, initial=self.step, desc="train", unit="step", disable=not self.show_progress)
+        bar = tqdm(total=self.total_steps, initial=self.step, unit="step", disable=not self.show_progress,
+                   desc=f"train {self.config.model.name} seed {self.config.seed}")  # which run, under a bench's bar
         try:
             while self.step < self.total_steps:
                 epoch, start_batch = divmod(self.step, self.steps_per_epoch)

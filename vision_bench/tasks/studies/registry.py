@@ -15,7 +15,7 @@ from vision_bench.tasks.transformations import TRANSFORMATIONS
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
 
-FAMILIES = ("compgen", "envgen", "alpha")
+FAMILIES = ("compgen", "envgen", "alpha", "sample_efficiency", "experiment0", "worldmodel", "gcog", "carc")
 """The study modules, in listing order; each registers its presets in `STUDIES` when imported."""
 
 for _family in FAMILIES:

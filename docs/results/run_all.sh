@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Run (or resume) the reduced-scale studies in the background, two at a time, one CPU thread each:
+#   nohup bash docs/results/run_all.sh > docs/results/run_all.log 2>&1 &
+# Each bench skips its finished cells, so the script can be stopped and started again at any time.
+set -u
+cd "$(dirname "$0")/../.."
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+bench() { nice -n 10 vision-bench bench "docs/results/$1/study.yaml" --out "docs/results/$1" --no-progress; }
+(bench envgen; bench alpha_sweep) &
+bench compgen_c1 &
+wait

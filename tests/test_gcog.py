@@ -1,0 +1,116 @@
+"""gCOG's splits hold their invariants: distractor counts, unseen pairings with every part seen, depths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vision_bench.tasks.config import SPLITS, TaskConfig
+from vision_bench.tasks.formats import read_tasks
+from vision_bench.tasks.generator import generate_sample
+from vision_bench.tasks.grid import extract_objects
+from vision_bench.tasks.selectors import select, selector_name
+from vision_bench.tasks.studies import gcog
+from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.describe import describe_study
+from vision_bench.tasks.studies.registry import get_study
+
+PRESETS = ("gcog/distractor/10", "gcog/distractor/20", "gcog/distractor/30", "gcog/distractor/40",
+           "gcog/systematic/depth1", "gcog/productive/5", "gcog/productive/7")
+ID_SPLITS = ("train", "val_id", "test_id")
+OOD_SPLITS = ("val_ood", "test_ood")
+
+
+def pairings(config: TaskConfig) -> set[tuple[str, tuple[str, ...]]]:
+    return {(selector_name(rule.selector), sequence)
+            for rule in config.rules or () for sequence in rule.sequences or ()}
+
+
+def test_the_presets_are_registered_and_described() -> None:
+    assert [name for name in STUDIES.names() if name.startswith("gcog/")] == list(PRESETS)
+    text = describe_study("gcog/systematic/depth1")
+    assert "all_of(color=2, shape=plus3) -> translate_down" in text and "val_ood, test_ood:" in text
+    assert "1 selected by the rule and 40 distractors" in describe_study("gcog/distractor/40")
+
+
+@pytest.mark.parametrize("level", gcog.DISTRACTOR_LEVELS)
+def test_distractor_counts(level: int) -> None:
+    config = get_study(f"gcog/distractor/{level}", n_train=4, n_val=2, n_test=2)
+    for split in SPLITS:
+        low, high = (level, level) if split in OOD_SPLITS else gcog.TRAIN_DISTRACTORS
+        assert config.for_split(split).n_distractors == (low, high)
+    for split, index in (("train", 0), ("train", 1), ("test_id", 0), ("test_ood", 0)):
+        sample = generate_sample(config, split, index)
+        objects = extract_objects(sample.input)
+        selector = next(rule.selector for rule in config.rules or ()
+                        if sample.task_key.startswith(selector_name(rule.selector) + ":"))
+        picked = select(selector, objects)
+        assert list(picked) == [record["selected"] for record in sample.objects]
+        distractors = len(objects) - sum(picked)
+        assert sum(picked) == 1
+        assert (distractors == level) if split in OOD_SPLITS else (1 <= distractors <= 5)
+
+
+def test_distractor_levels_share_their_training_data() -> None:
+    configs = [get_study(f"gcog/distractor/{level}", n_train=4, n_val=2, n_test=2) for level in gcog.DISTRACTOR_LEVELS]
+    for split in ID_SPLITS:
+        assert len({config.for_split(split).model_dump_json(exclude={"description"}) for config in configs}) == 1
+    assert generate_sample(configs[0], "train", 3) == generate_sample(configs[-1], "train", 3)
+
+
+def test_systematic_pairings_are_unseen_but_every_part_is_seen() -> None:
+    config = get_study("gcog/systematic/depth1", n_train=8, n_val=2, n_test=4)
+    seen = pairings(config.for_split("train"))
+    unseen = pairings(config.for_split("test_ood"))
+    assert len(seen) == 12 and len(unseen) == 4 and not seen & unseen
+    assert {selector for selector, _ in unseen} == {selector for selector, _ in seen}
+    assert {sequence for _, sequence in unseen} == {sequence for _, sequence in seen}
+    for split in ("val_id", "test_id"):
+        assert pairings(config.for_split(split)) == seen
+    assert pairings(config.for_split("val_ood")) == unseen
+    for split, allowed in (("train", seen), ("test_id", seen), ("test_ood", unseen)):
+        for index in range(2):
+            sample = generate_sample(config, split, index)
+            selector, sequence = sample.task_key.rsplit(":", 1)
+            assert (selector, tuple(sequence.split("-"))) in allowed
+
+
+@pytest.mark.parametrize("depth", gcog.PRODUCTIVE_TEST_DEPTHS)
+def test_productive_depths(depth: int) -> None:
+    config = get_study(f"gcog/productive/{depth}", n_train=8, n_val=2, n_test=2)
+    for split in SPLITS:
+        depths = {rule.depth for rule in config.for_split(split).rules or ()}
+        assert depths == ({(depth, depth)} if split in OOD_SPLITS else {(1, 1), (3, 3)})
+    train_depths = {len(generate_sample(config, "train", index).sequence) for index in range(8)}
+    assert train_depths == {1, 3}
+    for index in range(2):
+        sample = generate_sample(config, "test_ood", index)
+        assert len(sample.sequence) == depth
+        assert set(sample.sequence) <= set(gcog.PRODUCTIVE_OPERATORS)
+        assert len(sample.task_code) == config.task_code_length >= 3 + depth
+
+
+@pytest.mark.slow
+def test_generate_writes_a_gcog_study(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "vision_bench", "generate", "--study", "gcog/distractor/10", "--out",
+               str(tmp_path), "--n-train", "4", "--n-val", "1", "--n-test", "1", "--quiet"]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    samples = read_tasks(tmp_path / "test_ood.parquet")
+    assert len(samples) == 1 and sum(not record["selected"] for record in samples[0].objects) == 10
+
+
+def test_bench_configs_condition_on_the_whole_vocabulary() -> None:
+    import yaml
+
+    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE
+
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    files = sorted(configs.glob("*/gcog_*.yaml"))
+    assert len(files) == 6
+    for path in files:
+        for model in yaml.safe_load(path.read_text(encoding="utf-8"))["models"]:
+            conditioning = model.get("options", {}).get("task_conditioning")
+            assert conditioning == FULL_VOCAB_SIZE, path.name

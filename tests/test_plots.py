@@ -1,0 +1,213 @@
+"""The drawing rules of report figures, checked on the matplotlib objects: legends outside the data,
+accuracies in %, MSE-like metrics on a log axis, integer step ticks, undefined cells marked; the
+sample sheets' fixed error scale and colour bar; the terminal summary's reasons for n/a."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+
+from vision_bench.bench import plots
+from vision_bench.bench.aggregate import CellResult
+from vision_bench.bench.plots import PERCENT_LIMITS, Point, value_scale
+from vision_bench.bench.summary import terminal_summary, training_curves, unavailable_note
+from vision_bench.evaluation.sheets import (
+    COLORBAR_HEIGHT,
+    COLUMNS,
+    ERROR_RANGE,
+    GAP,
+    LABEL_WIDTH,
+    LINE_HEIGHT,
+    MIN_PANEL,
+    SheetRow,
+    colorbar,
+    draw_sheet,
+    hot_colormap,
+)
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
+    """The figures the plot functions draw, kept instead of saved (and drawn, so extents are final)."""
+    figures: list[Figure] = []
+
+    def keep(figure: Figure, path: Path) -> Path:
+        figure.canvas.draw()
+        figures.append(figure)
+        return path
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    return figures
+
+
+def _data_axes(figure: Figure) -> list:
+    return [axis for axis in figure.axes if axis.get_visible()]
+
+
+def _legend_is_outside_every_axes(figure: Figure) -> bool:
+    assert figure.legends, "the figure has no legend"
+    legend = figure.legends[0].get_window_extent()
+    return not any(legend.overlaps(axis.get_window_extent()) for axis in _data_axes(figure))
+
+
+def test_each_metric_is_drawn_on_its_registry_scale() -> None:
+    assert value_scale("grid_accuracy") == value_scale("object_pixel_accuracy") == "percent"
+    assert value_scale("mse") == value_scale("fg_mse") == value_scale("lpips") == value_scale("mse_sum") == "log"
+    assert value_scale("ssim") == value_scale("psnr") == "linear"
+    assert value_scale("not a metric") == "linear"
+
+
+def test_accuracy_bars_are_in_percent_with_the_legend_below(drawn: list[Figure]) -> None:
+    models = (("unet", 90.0), ("vit", 60.0), ("copy_input (baseline)", 0.0), ("ground_truth (baseline)", 100.0))
+    values = {split: {model: {"C1": Point(value, 2.0), "C2": Point(value / 2)} for model, value in models}
+              for split in ("test_id", "test_ood")}
+    plots.plot_metric_by_setting(values, metric="GA", settings=["C1", "C2"], path=Path("ga.png"), scale="percent")
+    figure = drawn[0]
+    for axis in _data_axes(figure):
+        assert isinstance(axis.yaxis.get_major_formatter(), PercentFormatter)
+        assert axis.get_ylim() == PERCENT_LIMITS
+        assert axis.get_legend() is None  # no legend inside a panel
+        assert "%" in axis.yaxis.get_major_formatter()(50.0, 0)
+    assert _legend_is_outside_every_axes(figure)
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["unet", "vit", "copy_input (baseline)",
+                                                                    "ground_truth (baseline)"]
+
+
+def test_mse_like_values_use_a_log_axis_unless_a_value_is_zero(drawn: list[Figure]) -> None:
+    positive = {"test_id": {"unet": {"C1": Point(0.01)}}, "test_ood": {"unet": {"C1": Point(0.2)}}}
+    plots.plot_metric_by_setting(positive, metric="MSE", settings=["C1"], path=Path("mse.png"), scale="log")
+    with_zero = {split: {"unet": {"C1": Point(0.02)}, "ground_truth": {"C1": Point(0.0)}}
+                 for split in ("test_id", "test_ood")}
+    plots.plot_metric_by_setting(with_zero, metric="MSE", settings=["C1"], path=Path("mse0.png"), scale="log")
+    all_zero = {"test_id": {"ground_truth": {"C1": Point(0.0)}}, "test_ood": {"ground_truth": {"C1": Point(0.0)}}}
+    plots.plot_metric_by_setting(all_zero, metric="MSE", settings=["C1"], path=Path("mse00.png"), scale="log")
+    assert {axis.get_yscale() for axis in _data_axes(drawn[0])} == {"log"}
+    for axis in _data_axes(drawn[1]):  # a 0 cannot be shown on a log axis: log above 0.02, linear below
+        assert axis.get_yscale() == "symlog" and axis.yaxis.get_transform().linthresh == 0.02
+        assert axis.get_ylim()[0] == 0.0
+    assert {axis.get_yscale() for axis in _data_axes(drawn[2])} == {"linear"}  # nothing to put on a log axis
+
+
+def test_alpha_curves_follow_the_scale_and_keep_the_legend_off_the_data(drawn: list[Figure]) -> None:
+    curves = {model: {split: {0.0: Point(0.3), 0.2: Point(0.1, 0.01), 0.6: Point(0.02)}
+                      for split in ("test_id", "test_ood")} for model in ("vit", "unet", "oracle")}
+    plots.plot_metric_vs_alpha(curves, metric="LPIPS", path=Path("alpha.png"), scale="log")
+    figure = drawn[0]
+    assert figure.axes[0].get_yscale() == "log"
+    assert _legend_is_outside_every_axes(figure)
+    assert len(figure.legends[0].get_texts()) == 6
+
+
+def test_training_curves_have_integer_step_ticks_accuracies_in_percent_and_log_losses(
+        drawn: list[Figure], tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [{"kind": "step", "step": step, "epoch": 1, "loss": 1.0 / step} for step in (1, 2, 3)]
+    records.append({"kind": "epoch", "step": 3, "epoch": 1, "val_id/mse": 0.02, "val_id/grid_accuracy": 0.25})
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    cell = CellResult("unet", "envgen/G1/1", "envgen/G1", 0, False, {}, run_dir=run)
+    training_curves([cell], tmp_path)
+    figure = drawn[0]
+    panels = {axis.get_title(): axis for axis in _data_axes(figure)}
+    assert set(panels) == {"train loss", "val_id/mse", "val_id/grid_accuracy"}
+    accuracy = panels["val_id/grid_accuracy"]
+    assert list(accuracy.lines[0].get_ydata()) == [25.0]  # logged as a fraction, drawn in %
+    assert isinstance(accuracy.yaxis.get_major_formatter(), PercentFormatter)
+    assert panels["train loss"].get_yscale() == panels["val_id/mse"].get_yscale() == "log"
+    for axis in panels.values():  # a single logged point too: never a tick at step 2.5
+        low, high = axis.get_xlim()
+        ticks = [t for t in axis.get_xticks() if low <= t <= high]
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), (axis.get_title(), ticks)
+    assert _legend_is_outside_every_axes(figure)
+
+
+def test_rank_agreement_marks_undefined_cells_visibly(drawn: list[Figure]) -> None:
+    plots.plot_correlations({"test_ood vs GA": {"MSE": 0.5, "SSIM": float("nan"), "LPIPS": -0.25}},
+                            path=Path("rank.png"), title="agreement")
+    axis = drawn[0].axes[0]
+    bars = {round(patch.get_y() + patch.get_height() / 2): patch for patch in axis.patches}
+    undefined = bars[1]
+    assert undefined.get_hatch() == plots.UNDEFINED_HATCH
+    assert (undefined.get_x(), undefined.get_width()) == (-1.0, 2.0)  # the whole row, not a zero-length bar
+    assert [t.get_text() for t in axis.texts] == ["n/a"]
+    assert (bars[0].get_width(), bars[2].get_width()) == (0.5, -0.25) and not bars[0].get_hatch()
+
+
+def test_the_perturbation_heatmap_has_a_colorbar_and_labels_undefined_cells(drawn: list[Figure]) -> None:
+    plots.plot_sensitivity_heatmap(np.array([[0.2, math.nan]]), rows=["shift"], columns=["MSE", "PSNR"],
+                                   path=Path("heat.png"), title="penalty")
+    figure = drawn[0]
+    assert len(figure.axes) == 2  # the heatmap and its colour bar
+    assert [t.get_text() for t in figure.axes[0].texts] == ["0.20", "n/a"]
+
+
+# ----------------------------------------------------------------------------- sample sheets
+
+
+def _row(error: float) -> SheetRow:
+    target = np.zeros((8, 8, 3), np.uint8)
+    prediction = target.copy()
+    prediction[:4] = round(error * 255)  # the top half off by `error`, the bottom half exact
+    return SheetRow(target, target, prediction, "sample")
+
+
+ERROR_X = LABEL_WIDTH + (len(COLUMNS) - 1) * (MIN_PANEL + GAP)
+"""Where the error column starts on a sheet of 8 x 8 images (each enlarged to MIN_PANEL pixels)."""
+
+
+def _error_panel_pixel(sheet: np.ndarray, value_row: int) -> np.ndarray:
+    """The error panel's colour at image row `value_row` (sheets without a title: the panels start under the
+    column names)."""
+    top = GAP + LINE_HEIGHT
+    return sheet[top + value_row * (MIN_PANEL // 8) + 2, ERROR_X + 2]
+
+
+def test_error_maps_share_one_fixed_scale_across_sheets() -> None:
+    small, large = np.asarray(draw_sheet([_row(0.2)])), np.asarray(draw_sheet([_row(1.0)]))
+    assert ERROR_RANGE == (0.0, 1.0)
+    expected = hot_colormap(np.float32(round(0.2 * 255) / 255))
+    assert (_error_panel_pixel(small, 0) == expected).all()  # not stretched to the sheet's own maximum
+    assert (_error_panel_pixel(large, 0) == hot_colormap(np.float32(1.0))).all()
+    assert (_error_panel_pixel(small, 7) == _error_panel_pixel(large, 7)).all()  # exact: the same black
+
+
+def test_every_sheet_carries_the_error_colour_bar() -> None:
+    sheet = np.asarray(draw_sheet([_row(0.5), _row(0.1)], title="t"))
+    strip = colorbar(MIN_PANEL)
+    assert (strip[0, 0] == hot_colormap(np.float32(0.0))).all() and (strip[0, -1] == 255).all()
+    rows = np.nonzero((sheet[:, ERROR_X : ERROR_X + MIN_PANEL] == strip[0]).all(axis=(1, 2)))[0]
+    assert len(rows) == COLORBAR_HEIGHT and rows[-1] - rows[0] == COLORBAR_HEIGHT - 1  # one bar, under the column
+    assert rows[0] > 2 * MIN_PANEL  # below both samples
+
+
+# ----------------------------------------------------------------------------- terminal summary
+
+
+def _cell(predictor: str, lpips: float, status: dict[str, str], baseline: bool = False) -> CellResult:
+    values = {"grid_accuracy": 50.0, "mse": 0.01, "ssim": 0.9, "lpips": lpips}
+    return CellResult(predictor, "envgen/G1/1", "envgen/G1", None if baseline else 0, baseline,
+                      {"test_id": dict(values), "test_ood": dict(values)}, status=status)
+
+
+def test_the_terminal_summary_says_why_a_metric_is_unavailable_in_one_line() -> None:
+    reason = {"lpips": "unavailable: LPIPS-alex needs its weights; run `vision-bench weights get lpips`"}
+    cells = [_cell("unet", math.nan, reason), _cell("copy_input", math.nan, reason, baseline=True)]
+    text = terminal_summary(cells, ["grid_accuracy", "mse", "ssim", "lpips"], id_split="test_id", ood_split="test_ood")
+    lines = text.splitlines()
+    assert lines[-1] == "LPIPS unavailable: LPIPS-alex needs its weights; run `vision-bench weights get lpips`"
+    assert sum("LPIPS" in line and "unavailable" in line for line in lines) == 1
+    assert "n/a" in lines[2]  # the table row still shows n/a where the number would be
+
+
+def test_a_metric_missing_for_some_predictors_names_them() -> None:
+    cells = [_cell("unet", 0.1, {}), _cell("svib", math.nan, {"lpips": "unavailable: images are not RGB"})]
+    assert unavailable_note(cells, "lpips") == "LPIPS n/a for svib: images are not RGB"
+    assert unavailable_note(cells, "mse") is None
+    text = terminal_summary(cells, ["mse", "lpips"], id_split="test_id", ood_split="test_ood")
+    assert text.splitlines()[-1] == "LPIPS n/a for svib: images are not RGB"

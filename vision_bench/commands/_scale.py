@@ -1,0 +1,122 @@
+"""`--scale small|paper`: how many samples a study preset yields on the command line, and a rough
+estimate of the time and disk space a command will take, printed before it starts.
+
+A study preset carries the papers' counts (COGITAO: 100,000 training pairs and 1,000 in each
+validation and test split, 104,000 in all), which take minutes to generate and hundreds of MB
+to export as images. A newcomer's first command should not start that by accident, so the
+default is `small` (`SMALL_COUNTS`: 1,000 train and 100 in each of val_id, val_ood, test_id and
+test_ood, 1,400 pairs); `--scale paper` asks for the study's own counts. `--n-train`, `--n-val`
+and `--n-test` override either. A `--config` file states its own counts (`samples:`), so
+`--scale` does not apply to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from vision_bench.errors import ConfigError
+
+SCALES = ("small", "paper")
+DEFAULT_SCALE = "small"
+SMALL_COUNTS = {"n_train": 1_000, "n_val": 100, "n_test": 100}
+"""The small scale: enough to look at and to train a smoke model on, a few seconds to generate."""
+
+SECONDS_PER_PAIR = {"grids": 0.001, "images": 0.0045}
+"""One worker's time per pair, start-up excluded (docs/benchmarks.md: generate about 1,000 pairs/s,
+a PNG folder export about 230 pairs/s at 128 x 128 on a 2-core laptop-class CPU)."""
+BYTES_PER_PAIR = {"grids": 150, "folder": 2_100, "webdataset": 2_100, "parquet": 1_100}
+"""Disk per pair as measured on envgen/G1/1: grids Parquet, and PNG images at 128 x 128 pixels."""
+REFERENCE_PIXELS = 128 * 128
+
+logger = logging.getLogger(__name__)
+
+
+def add_scale_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    parser.add_argument(
+        "--scale", choices=SCALES, default=None,
+        help=f"with --study: small = {SMALL_COUNTS['n_train']:,} train and {SMALL_COUNTS['n_val']} in each "
+        "validation and test split; paper = the study's own counts (COGITAO: 100,000 train and 1,000 per "
+        f"split, 104,000 pairs); --n-train/--n-val/--n-test override either (default: {DEFAULT_SCALE})",
+    )
+
+
+def counts(args: argparse.Namespace) -> dict[str, int | None]:
+    """The n_train / n_val / n_test to load the study or config with: explicit options first, then the
+    scale's counts (None = the study's or the config file's own)."""
+    explicit = {"n_train": args.n_train, "n_val": args.n_val, "n_test": args.n_test}
+    if args.config is not None:
+        if args.scale is not None:
+            raise ConfigError("--scale picks a study preset's counts; a --config file sets its own (samples:), "
+                              "so drop --scale or use --n-train / --n-val / --n-test")
+        return explicit
+    if (args.scale or DEFAULT_SCALE) == "paper":
+        return explicit
+    return {name: SMALL_COUNTS[name] if value is None else value for name, value in explicit.items()}
+
+
+def describe_scale(args: argparse.Namespace) -> str:
+    """Where the counts come from, in words: 'scale small (...)', 'scale paper', or the config file."""
+    if args.config is not None:
+        return f"counts of {args.config}"
+    scale = args.scale or DEFAULT_SCALE
+    names = ("n_train", "n_val", "n_test")
+    given = [f"--{name.replace('_', '-')}" for name in names if getattr(args, name) is not None]
+    text = f"scale {scale}" + (f" with {', '.join(given)}" if given else "")
+    if scale == "small":
+        text += " (--scale paper for the study's own counts)"
+    return text
+
+
+def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE_PIXELS) -> str:
+    """'about 2 min and 210 MB' for `total` pairs written as `kind` ('grids', 'folder', 'parquet',
+    'webdataset'); a rough figure from the rates above, scaled by workers and image area."""
+    images = kind != "grids"
+    seconds = total * SECONDS_PER_PAIR["images" if images else "grids"] / max(1, workers)
+    size = total * BYTES_PER_PAIR[kind] * (pixels / REFERENCE_PIXELS if images else 1.0)
+    return f"about {_duration(seconds)} and {_size(size)}"
+
+
+def plan_splits(config: Any) -> None:
+    """Plan every split that holds samples, as generation does first (plans are cached), so that an
+    infeasible config fails with its one-line error before the announcement, not after it."""
+    from vision_bench.tasks.config import SPLITS
+    from vision_bench.tasks.planning import plan_for
+
+    for split in SPLITS:
+        if config.count(split):
+            plan_for(config, split)
+
+
+def announce(args: argparse.Namespace, per_split: Mapping[str, int], *, kind: str, workers: int = 1,
+             pixels: int = REFERENCE_PIXELS, pending: int | None = None) -> None:
+    """Log, before any pair is made: the counts per split, where they come from, and the estimate for
+    the `pending` pairs this run makes (all of them unless a resumed or sharded run does part)."""
+    total = sum(per_split.values())
+    work = total if pending is None else pending
+    listed = ", ".join(f"{count:,} {split}" for split, count in per_split.items())
+    part = "" if work == total else f"; {work:,} of them made by this run"
+    logger.info("%s: %s pairs (%s)%s; %s (rough)", describe_scale(args), f"{total:,}", listed, part,
+                estimate(work, kind=kind, workers=workers, pixels=pixels))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under 1 s"
+    if seconds < 90:
+        return f"{round(seconds)} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _size(size: float) -> str:
+    if size < 1e3:
+        return "under 1 kB"
+    if size < 1e6:
+        return f"{round(size / 1e3)} kB"
+    if size < 1e9:
+        return f"{size / 1e6:.0f} MB" if size >= 1e7 else f"{size / 1e6:.1f} MB"
+    return f"{size / 1e9:.1f} GB"
