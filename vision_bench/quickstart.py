@@ -54,8 +54,8 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
             },
             {
                 "name": "vit:test_vit",
-                "label": "ViT (vit:test_vit, patch 8)",
-                "options": {"head": "palette", "patch_size": 8},
+                "label": "ViT (vit:test_vit, patch 4)",
+                "options": {"head": "palette", "patch_size": 4},
                 "train": {"training": {"max_steps": 400}, "optimizer": {"lr": 0.003}},
             },
         ],
