@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run (or resume) the reduced-scale studies in the background, two at a time, one CPU thread each:
+# Run (or resume) the reduced-scale studies in the background, two at a time, one CPU thread each,
+# then compare the metrics on their results:
 #   nohup bash docs/results/run_all.sh > docs/results/run_all.log 2>&1 &
 # Each bench skips its finished cells, so the script can be stopped and started again at any time.
 set -u
@@ -9,3 +10,6 @@ bench() { nice -n 10 vision-bench bench "docs/results/$1/study.yaml" --out "docs
 (bench envgen; bench alpha_sweep) &
 bench compgen_c1 &
 wait
+nice -n 10 vision-bench compare-metrics --out docs/results/compare_metrics --no-progress \
+    --bench docs/results/envgen --bench docs/results/alpha_sweep --bench docs/results/compgen_c1 \
+    --run docs/results/envgen/runs/envgen_G3_1/CNN_unet_test_resnet/seed0

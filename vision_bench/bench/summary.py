@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult, metric_available, summarize_alpha, summarize_cells
-from vision_bench.bench.config import BenchConfig
+from vision_bench.bench.config import BenchConfig, experiment_name
 from vision_bench.bench.plots import (
     Point,
     Scale,
@@ -100,7 +100,7 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     for cell in cells:
         if cell.baseline or cell.run_dir is None:
             continue
-        label = f"{cell.predictor} {cell.experiment} s{cell.seed}"
+        label = f"{cell.predictor} {experiment_name(cell.experiment)} s{cell.seed}"
         for record in read_records(Path(cell.run_dir) / METRICS_FILE):
             kind = record.get("kind")
             keys = ["loss"] if kind == "step" else [k for k in record if "/" in k] if kind == "epoch" else []
