@@ -231,3 +231,22 @@ def test_the_episode_sheet_draws_every_pair(tmp_path) -> None:
     assert main(["--study", "carc/3shot/1860", "--out", str(out)]) == 0
     sheet = Image.open(out)
     assert sheet.width > 6 * 10 * CELL and sheet.height > 2 * 10 * CELL  # 4 pairs: 3 to a row, 2 rows
+
+
+def test_episode_samples_follow_the_config_s_task_code_length_and_slots() -> None:
+    from vision_bench.tasks.config import TaskConfig
+    from vision_bench.tasks.generator import generate_sample
+    from vision_bench.tasks.studies import get_study
+
+    data = get_study("carc/3shot/1860", n_train=2, n_val=1, n_test=1).to_dict()
+    config = TaskConfig.from_dict({**data, "task_code_length": 10})
+    sample = generate_sample(config, "train", 1)
+    assert sample.task_code == (0,) * 10
+    (in_top, in_left), (out_top, out_left) = canvas.query_slots("3shot")
+    for obj in sample.objects:
+        top, left, bottom, right = obj["bbox"]
+        assert in_top <= top < bottom <= in_top + 10 and in_left <= left < right <= in_left + 10
+        assert sample.input[top:bottom, left:right].any()
+        top, left, bottom, right = obj["output_bbox"]
+        assert out_top <= top < bottom <= out_top + 10 and out_left <= left < right <= out_left + 10
+        assert sample.output[top:bottom, left:right].any() and not sample.input[top:bottom, left:right].any()

@@ -155,3 +155,16 @@ def test_a_rule_that_picks_no_library_object_fails_up_front() -> None:
     config = TaskConfig.from_dict({**RED_OR_NEAR_GREY, "rules": [{"selector": {"kind": "shape", "shape": "x3"}}]})
     with pytest.raises(InfeasibleConfigError, match="rule 0 \\(shape=x3\\) picks no library object"):
         generate_sample(config, "train", 0)
+
+
+def test_a_rule_that_picks_every_object_cannot_have_distractors() -> None:
+    """Distractors are objects the rule leaves alone: with `all`, none can be, and the error says so at once
+    instead of blaming the grid size after every attempt."""
+    from vision_bench.errors import InfeasibleConfigError
+
+    config = TaskConfig.from_dict({**RED_OR_NEAR_GREY, "n_distractors": [1, 1], "rules": [{"selector": "all"}]})
+    with pytest.raises(InfeasibleConfigError, match="rule 0 \\(all\\) picks every library object") as caught:
+        generate_sample(config, "train", 0)
+    assert "\n" not in str(caught.value) and "attempts" not in str(caught.value)
+    alone = TaskConfig.from_dict({**RED_OR_NEAR_GREY, "n_distractors": [0, 0], "rules": [{"selector": "all"}]})
+    assert generate_sample(alone, "train", 0).objects

@@ -67,12 +67,57 @@ def test_task_codes_and_transformations_do_not_import_torch() -> None:
 
 
 def test_the_vocabulary_extends_cogitao_s_without_moving_it() -> None:
-    from vision_bench.tasks.task_code import EXTRA_TRANSFORMATIONS, FULL_VOCAB_SIZE, SELECTOR_TOKENS, TOKENS
+    from vision_bench.tasks.task_code import (
+        EXTRA_TRANSFORMATIONS,
+        FULL_VOCAB_SIZE,
+        RESERVED_START,
+        SELECTOR_TOKENS,
+        TOKENS,
+    )
 
-    assert TOKENS[:VOCAB_SIZE] == ("identity", *list(TRANSFORMATIONS)[:28])
-    assert TOKENS[VOCAB_SIZE:] == (*list(TRANSFORMATIONS)[28:], *EXTRA_TRANSFORMATIONS, *SELECTOR_TOKENS)
+    assert TOKENS[:29] == ("identity", *list(TRANSFORMATIONS)[:28])
+    assert TOKENS[:VOCAB_SIZE] == ("identity", *TRANSFORMATIONS)
+    assert TOKENS[VOCAB_SIZE:RESERVED_START] == tuple(f"reserved:{t}" for t in range(VOCAB_SIZE, RESERVED_START))
+    assert TOKENS[RESERVED_START:] == (*EXTRA_TRANSFORMATIONS, *SELECTOR_TOKENS)
     assert len(set(TOKENS)) == len(TOKENS) == FULL_VOCAB_SIZE
     assert {"extend_up", "recolor_red", "carc_rotate_cw"} <= set(EXTRA_TRANSFORMATIONS)
+
+
+def test_c_arc_and_selector_tokens_sit_at_fixed_positions() -> None:
+    """The reserved block starts at 64 whatever the registry holds, so rule codes never move."""
+    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, RESERVED_START, TOKENS
+
+    assert (RESERVED_START, FULL_VOCAB_SIZE) == (64, 101)
+    assert [TOKENS.index(name) for name in ("carc_rotate_cw", "recolor_orange", "select:all", "select:color=1",
+                                            "select:not")] == [64, 69, 70, 71, 100]
+
+
+def test_a_transformation_registered_after_codes_are_numbered_is_a_one_line_error() -> None:
+    from vision_bench.tasks.grid import GridObject
+    from vision_bench.tasks.transformations import Transformation
+    from vision_bench.tasks.transformations.base import ANY_OBJECT, register
+
+    saved = {key: dict(value) if isinstance(value, dict) else value for key, value in vars(TRANSFORMATIONS).items()}
+    try:
+        register(Transformation("late_shift", "one cell down", ANY_OBJECT,
+                                lambda obj: GridObject(obj.pixels, obj.top + 1, obj.left)))
+        with pytest.raises(UnknownNameError, match="'late_shift' was registered after task codes were numbered") \
+                as caught:
+            encode_task_code(["late_shift"])
+        assert "\n" not in str(caught.value)
+    finally:
+        vars(TRANSFORMATIONS).clear()
+        vars(TRANSFORMATIONS).update(saved)
+    assert "late_shift" not in TRANSFORMATIONS
+
+
+def test_unused_tokens_do_not_decode_as_selectors() -> None:
+    from vision_bench.tasks.task_code import decode_rule_code, decode_selector
+
+    with pytest.raises(ConfigError, match="task code token 40 is unused"):
+        decode_rule_code([40, 1])
+    with pytest.raises(ConfigError, match="task code token 63 is unused"):
+        decode_selector([63, 1])
 
 
 def test_hand_encoded_rule_codes() -> None:

@@ -11,7 +11,7 @@ import torch
 
 from render.raster import render
 from render.spec import RenderSpec
-from vision_bench.bench.rollout_report import write_rollout_report, write_rollout_sheet
+from vision_bench.bench.rollout_report import plot_rollout, write_rollout_report, write_rollout_sheet
 from vision_bench.data.onthefly import OnTheFlyDataset
 from vision_bench.data.sources import load_config, render_seed, with_overrides
 from vision_bench.errors import ConfigError
@@ -48,7 +48,8 @@ def _steps(document: dict, split: str, name: str, mode: str, metric: str) -> lis
 def test_worldmodel_presets_wrap_the_sequence_studies() -> None:
     wrapped, base = get_study("worldmodel/compgen/C1/1", 8, 2, 2), get_study("compgen/C1/1", 8, 2, 2)
     assert isinstance(wrapped, WorldModelConfig) and wrapped.description.startswith("World model, served as one-step")
-    assert {**wrapped.to_dict(), "description": ""} == {**base.to_dict(), "description": ""}
+    assert {**wrapped.to_dict(), "description": ""} == {**base.to_dict(), "description": "", "kind": "world_model"}
+    assert "kind" not in base.to_dict()
     assert isinstance(get_study("worldmodel/envgen/G3/2", 8, 2, 2), WorldModelConfig)
     deep = get_study("worldmodel/depth4/1", 8, 2, 2)
     assert all(len(generate_sample(deep, split, 0).sequence) == 4 for split in ("train", "test_id", "test_ood"))
@@ -60,6 +61,44 @@ def test_the_marker_survives_count_seed_and_set_overrides() -> None:
     assert isinstance(with_overrides(config, n_train=3, seed=5), WorldModelConfig)
     loaded = load_config("worldmodel/compgen/C1/1", n_train=3, overrides=["n_objects=[2, 2]"])
     assert isinstance(loaded, WorldModelConfig) and loaded.count("train") == 3
+
+
+def test_the_marker_survives_the_dict_and_yaml_round_trip(tmp_path) -> None:
+    from vision_bench.data.sources import config_from_dict, config_to_dict
+
+    config = get_study("worldmodel/depth4/1", n_train=3, n_val=1, n_test=1)
+    back = config_from_dict(json.loads(json.dumps(config_to_dict(config))))
+    assert isinstance(back, WorldModelConfig) and back == config and back.kind == "world_model"
+    path = tmp_path / "config.yaml"
+    path.write_text(config.to_yaml())
+    assert isinstance(load_config(config_path=path), WorldModelConfig)
+    with pytest.raises(ConfigError, match="kind"):
+        TaskConfig.from_dict({**config.to_dict(), "kind": "rollout"})
+
+
+def test_generate_and_export_write_the_transitions_training_reads(tmp_path) -> None:
+    """`sources.generate`, `map_split` and `vision-bench generate` give, byte for byte, the
+    samples the on-the-fly dataset serves (`sources.sample`): one step each, not the whole sequence."""
+    from vision_bench.cli import main
+    from vision_bench.data import sources
+    from vision_bench.tasks.formats import read_tasks
+    from vision_bench.tasks.generator import map_split
+
+    config = get_study("worldmodel/depth4/1", n_train=5, n_val=1, n_test=1)
+    served = [sources.sample(config, "train", index) for index in range(5)]
+    assert all(len(sample.frames) == 2 and len(sample.sequence) == 1 for sample in served)
+    path = tmp_path / "config.yaml"
+    path.write_text(config.to_yaml())
+    assert main(["generate", "--config", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    chunks = [sample for chunk in map_split(config, "train", list, 1, 5) for sample in chunk]
+    assert [sample.index for sample in chunks] == [1, 2, 3, 4]
+    for made in (sources.generate(config, "train", 0, 5), [served[0], *chunks],
+                 read_tasks(tmp_path / "out" / "train.parquet")):
+        assert [sample.sequence for sample in made] == [sample.sequence for sample in served]
+        assert [sample.task_code for sample in made] == [sample.task_code for sample in served]
+        for got, expected in zip(made, served):
+            assert got.input.tobytes() == expected.input.tobytes()
+            assert got.output.tobytes() == expected.output.tobytes()
 
 
 def test_items_are_one_step_transitions_of_the_sequences() -> None:
@@ -190,3 +229,17 @@ def test_evaluate_rollout_refuses_a_run_that_is_not_a_world_model(tmp_path, caps
     train(config, tmp_path / "run", progress=False)
     with pytest.raises(ConfigError, match="not a world-model study"):
         roll_out_run(tmp_path / "run", n_test=2)
+
+
+def test_rollout_plots_follow_the_plot_rules() -> None:
+    curves = {"ground_truth": {"closed_loop": {1: [0.0], 2: [0.0]}},
+              "copy_input": {"closed_loop": {1: [0.01], 2: [0.04]}, "one_step": {1: [0.01], 2: [0.02]}}}
+    figure = plot_rollout(curves, "mse", "MSE per step")
+    axis = figure.axes[0]
+    assert axis.get_yscale() == "symlog" and axis.yaxis.get_transform().linthresh == pytest.approx(0.01)
+    assert axis.get_legend() is None and len(figure.legends) == 1  # one legend, below the axes
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    assert figure.legends[0].get_window_extent(renderer).y1 <= axis.get_tightbbox(renderer).y0 + 1  # not over data
+    accuracy = plot_rollout({"copy_input": {"closed_loop": {1: [50.0], 2: [25.0]}}}, "grid_accuracy", "GA")
+    assert accuracy.axes[0].get_ylim()[1] > 100 and accuracy.axes[0].get_yscale() == "linear"

@@ -6,7 +6,8 @@ evaluated, into CELL/rollout/: `rollout.json` (per split, predictor, mode and st
 and `sheet_<split>.png` (true frames above closed-loop predictions, step by step). A bench's report
 adds OUT/rollout.md: per-step tables and one plot per setting, split and metric
 (OUT/plots/rollout_*.png), GA in percent, MSE and LPIPS on a log axis, the rollout step on the x
-axis, closed loop solid and one step dashed, the legend outside the data.
+axis, closed loop solid and one step dashed, scales and legend (below the axes) as every bench plot
+(`vision_bench.bench.plots`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ import numpy as np
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, PercentFormatter
 from PIL import Image, ImageDraw
 
 from render.spec import RenderSpec
+from vision_bench.bench.plots import apply_scale, integer_ticks, legend_below, value_scale
 from vision_bench.data.atomic import atomic_output, atomic_write_text
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.rollout import (
@@ -210,27 +211,11 @@ def plot_rollout(curves: Mapping[str, Mapping[str, Curve]], metric: str, title: 
     axis.set_xlabel("rollout step")
     axis.set_ylabel(LABELS[metric])
     axis.set_title(title, fontsize=9)
-    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if metric == "grid_accuracy":
-        axis.yaxis.set_major_formatter(PercentFormatter(xmax=100))
-        axis.set_ylim(-3, 103)
-    else:
-        _log_axis(axis, values)
+    apply_scale(axis, value_scale(metric), values)
+    integer_ticks(axis)
     axis.grid(alpha=0.3)
-    axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)  # beside the axes
+    legend_below(figure, [axis], columns=2)
     return figure
-
-
-def _log_axis(axis: Any, values: Sequence[float]) -> None:
-    """A log y axis; with zeros (a perfect predictor) a symmetric log axis, linear only below a tenth
-    of the smallest positive value, so that zero is drawn and the rest stays logarithmic."""
-    positive = [value for value in values if value > 0 and math.isfinite(value)]
-    if not positive:
-        return
-    if min(values) > 0:
-        axis.set_yscale("log")
-    else:
-        axis.set_yscale("symlog", linthresh=min(positive) / 10)
 
 
 def write_rollout_report(out_dir: Path, folders: Sequence[tuple[str, str | None, Path]]) -> Path | None:

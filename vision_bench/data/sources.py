@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.generator import TaskSample, generate_sample, generate_split
+from vision_bench.tasks.generator import TaskSample, map_split, served_sample
 
 _RENDER_SEED_BITS = 63
 
@@ -31,17 +31,13 @@ def split_counts(config: TaskConfig) -> dict[str, int]:
 
 
 def generate(config: TaskConfig, split: str, start: int, stop: int) -> list[TaskSample]:
-    """Samples start..stop-1 of `split` (each a pure function of (config, split, index))."""
-    return generate_split(config, split, start, stop)
+    """Samples start..stop-1 of `split`, each `sample(config, split, index)`."""
+    return [made for chunk in map_split(config, split, list, start, stop) for made in chunk]
 
 
 def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
-    """Sample `index` of `split`; a world-model study's (`WorldModelConfig`) is one step of its sequence."""
-    from vision_bench.tasks.studies.worldmodel import WorldModelConfig, transition_sample
-
-    if isinstance(config, WorldModelConfig):
-        return transition_sample(config, split, index)
-    return generate_sample(config, split, index)
+    """Sample `index` of `split`; a world-model study's (`kind: world_model`) is one step of its sequence."""
+    return served_sample(config, split, index)
 
 
 def render_seed(seed: int | None, split: str, index: int) -> int:

@@ -148,11 +148,15 @@ def evaluate_split(
     progress: bool = False,
     save_predictions: Callable[[str, Sequence[int], torch.Tensor], None] | None = None,
     canvas: tuple[int, int] | None = None,
+    episode_setup: str | None = None,
+    connectivity: int | None = None,
 ) -> dict[str, SplitEvaluation]:
     """Every metric on every sample of `dataset` for each of `models` (name -> `predict`-able module).
 
     `canvas` is the experiment's largest grid (height, width), the padded canvas of the paper's PPA
     (`paper_ppa`); without it, it is computed only on batches whose grids share one size.
+    `episode_setup` (the C-ARC setup of an episode study) and `connectivity` (the task config's) tell
+    the error taxonomy where the query is and how objects are extracted.
 
     The split is read once: each batch is scored for every predictor in turn, so its sample
     columns are computed once and LPIPS passes each target through its network once.
@@ -173,7 +177,8 @@ def evaluate_split(
         batch = to_device_batch(raw, spec, device)
         for name, model in models.items():
             prediction = model.predict(batch).float().clamp_(0, 1)
-            values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas)
+            values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas,
+                                    {"episode_setup": episode_setup, "connectivity": connectivity})
             _record(scores[name], split, batch, prediction, values)
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
@@ -216,8 +221,10 @@ def _batch_metrics(
     lpips: LpipsLoad | None,
     id_sequences: Sequence[Sequence[str]] | None,
     canvas: tuple[int, int] | None = None,
+    task: Mapping[str, Any] | None = None,
 ) -> MetricValues:
-    """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape."""
+    """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape.
+    `task` holds the task config's facts the error taxonomy reads (`episode_setup`, `connectivity`)."""
     seeds = _render_seeds(batch, prediction.shape[0])
     grids: dict[str, Any] = {}
     if isinstance(batch.get("target_grid"), torch.Tensor):
@@ -233,6 +240,9 @@ def _batch_metrics(
             grids["id_sequences"] = id_sequences
         if batch.get("sequence") is not None and batch.get("input_grid") is not None:
             grids["sequences"] = batch["sequence"]
+            if isinstance(batch.get("task_code"), torch.Tensor):
+                grids["task_codes"] = batch["task_code"]
+            grids.update(task or {})
     background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
     return compute_metrics(
         prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips,

@@ -53,6 +53,25 @@ class EvaluationData:
     has_grids: bool = True
     canvas: tuple[int, int] | None = None
     """The experiment's largest grid (height, width): the padded canvas of the paper's PPA (`paper_ppa`)."""
+    episode_setup: str | None = None
+    """The C-ARC setup when the samples are episode canvases (the error taxonomy classifies the query)."""
+    connectivity: int | None = None
+    """How the task config extracts objects (4 or 8); None for data made elsewhere."""
+    unavailable: dict[str, str] = field(default_factory=dict)
+    """Metric -> why this data cannot support it ('unavailable: ...'), reported in metrics.json's status."""
+
+
+def task_facts(task_config: TaskConfig) -> dict[str, Any]:
+    """What the evaluation takes from a task config besides its data: the canvas, the C-ARC setup, the
+    connectivity."""
+    episode = task_config.episode
+    return {"canvas": experiment_canvas(task_config), "episode_setup": None if episode is None else episode.setup,
+            "connectivity": task_config.connectivity}
+
+
+def _stubbornness_status(note: str | None) -> dict[str, str]:
+    """The metrics-status entry of stubbornness when there are no training sequences to try."""
+    return {} if note is None else {"stubbornness": f"unavailable: {note}"}
 
 
 def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
@@ -65,12 +84,20 @@ def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
 
 
 def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] | None, str | None]:
-    """The set of sequences the training split draws from, or (None, why) when it is too large.
+    """The set of sequences the training split draws from, or (None, why) when it is too large or not defined.
 
     A world-model study trains on one step at a time, so its training "sequences" are the single actions.
+    Stubbornness (COGITAO G.4) applies a sequence to every object: it is not defined for rule studies,
+    where selectors pick the objects and distractors stay, nor for C-ARC episodes, where a grammar does.
     """
     from vision_bench.tasks.studies.worldmodel import WorldModelConfig
 
+    if task_config.episode is not None or task_config.rules is not None:
+        kind = "C-ARC episodes" if task_config.episode is not None else "rule studies"
+        return None, (
+            f"stubbornness: not defined for {kind} (it applies a training sequence to every object, "
+            "while here a selector or grammar picks which objects move)"
+        )
     train = task_config.for_split("train")
     if isinstance(task_config, WorldModelConfig) and train.sequences is not None:
         return sorted({(action,) for sequence in train.sequences for action in sequence}), None
@@ -113,7 +140,8 @@ def study_data(
         id_sequences=sequences,
         source={"study": study, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
         notes=[note] if note else [],
-        canvas=experiment_canvas(task_config),
+        unavailable=_stubbornness_status(note),
+        **task_facts(task_config),
     )
 
 
@@ -148,7 +176,8 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
         id_sequences=sequences,
         source={"path": str(path), "counts": {s: counts.get(s, 0) for s in ("train", *splits)}},
         notes=[note] if note else [],
-        canvas=experiment_canvas(task_config),
+        unavailable=_stubbornness_status(note),
+        **task_facts(task_config),
     )
 
 

@@ -101,6 +101,9 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
         options: dict[str, Any] = {"image_size": size}
         if name == "ground_truth":
             options["render_spec"] = data.spec
+            if data.connectivity is not None:
+                options["connectivity"] = data.connectivity
+            options["episode_setup"] = data.episode_setup
         model = create_model(name, **options).to(device)
         if name == "mean_target":
             count = min(len(data.train), MEAN_TARGET_SAMPLES)
@@ -169,11 +172,11 @@ def _evaluate_into(
         evaluations = evaluate_split(
             predictors, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
             id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress, save_predictions=saver,
-            canvas=data.canvas,
+            canvas=data.canvas, episode_setup=data.episode_setup, connectivity=data.connectivity,
         )
         for name, evaluation in evaluations.items():
             results[name][split] = evaluation
-    status: dict[str, str] = {}
+    status: dict[str, str] = dict(data.unavailable)
     for splits in results.values():
         for evaluation in splits.values():
             status.update(evaluation.status)

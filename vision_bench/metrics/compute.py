@@ -40,6 +40,9 @@ def compute_metrics(
     foreground_mask: torch.Tensor | None = None,
     id_sequences: Iterable[Sequence[str]] | None = None,
     sequences: Sequence[Sequence[str]] | None = None,
+    task_codes: torch.Tensor | None = None,
+    episode_setup: str | None = None,
+    connectivity: int | None = None,
     canvas: int | tuple[int, int] | None = None,
     names: Sequence[str] | None = None,
     lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None = None,
@@ -56,13 +59,16 @@ def compute_metrics(
     with an 'unavailable: ...' status instead of failing. `canvas` (m, n), or m for m x m, is the padded grid size
     the paper's literal metrics (`paper_ppa`, `paper_obj_ppa`) count over; without it they use the
     batch's size when its grids all have that size, else they are NaN with a status saying so.
-    `sequences` (one per sample: its own transformation names) feed the error taxonomy (`error_*`).
+    `sequences` (one per sample: its own transformation names) feed the error taxonomy (`error_*`),
+    with `task_codes` (B, L; the selectors of rule studies), `episode_setup` (the C-ARC setup when the
+    grids are episode canvases) and `connectivity` (the task config's; 8 when None).
     A metric asked for by name whose inputs are missing raises `MetricInputError`.
     """
     inputs = _inputs(pred_images, target_images, input_images, pred_grids, target_grids, input_grids,
                      background_rgb, foreground_mask, id_sequences, canvas, tolerance)
     if sequences is not None:
         inputs.sequences = [tuple(sequence) for sequence in sequences]
+    inputs.task_codes, inputs.episode_setup, inputs.connectivity = task_codes, episode_setup, connectivity
     if names is None:
         specs = [spec for _, spec in METRICS.items() if not missing_inputs(spec, inputs)]
     else:

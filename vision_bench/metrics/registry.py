@@ -38,12 +38,19 @@ class MetricInputs:
     foreground_mask: torch.Tensor | None = None
     id_sequences: Sequence[Sequence[str]] | None = None
     sequences: Sequence[Sequence[str]] | None = None
+    task_codes: torch.Tensor | None = None
+    """Each sample's task code (B, L): the error taxonomy reads the rule's selector from it."""
+    episode_setup: str | None = None
+    """The C-ARC setup when the grids are episode canvases (the error taxonomy classifies the query)."""
+    connectivity: int | None = None
+    """How the task config extracts objects (4 or 8), for the error taxonomy; None: not known."""
     canvas: tuple[int, int] | None = None
     lpips: perceptual.LpipsLoad | None = None
     tolerance: float = pixel.PIXEL_TOLERANCE
     image_statistics: image_pass.ImageStatistics | None = None
-    error_classes: list[str] | None = None
-    """Each sample's C-ARC error class, computed once for the seven `error_*` metrics."""
+    error_classes: list[str] | str | None = None
+    """Each sample's C-ARC error class, computed once for the seven `error_*` metrics (a string: why
+    they are unavailable)."""
     status: dict[str, str] = field(default_factory=dict)
 
     def available(self) -> set[str]:

@@ -4,7 +4,10 @@
 mean training target (the score of ignoring the input); `ground_truth` applies the true
 rule to the true input grid (the sequence to the objects the task code's selector picks, to every
 object when the code names no selector, as in COGITAO's studies) and renders it with the dataset's
-render spec, which every metric should score as perfect. (It was called `oracle`; SVIB's Oracle is
+render spec, which every metric should score as perfect. A C-ARC episode's task code names no rule (an
+episode's grammar of indicators picks which object gets which step, and the sample does not carry it),
+so on an episode study (option `episode_setup`, which the evaluation sets from the task config)
+`ground_truth` draws each sample's true target grid instead. (It was called `oracle`; SVIB's Oracle is
 a trained model, `svib:oracle`.)
 """
 
@@ -20,6 +23,7 @@ import torch
 from vision_bench.errors import ConfigError
 from vision_bench.models.base import MODELS, BaselineModel, batch_tensor
 from vision_bench.models.options import FamilyOptions, SharedOptions, option
+from vision_bench.tasks.carc.canvas import PAIRS_PER_ROW
 from vision_bench.tasks.rules import apply_rule
 from vision_bench.tasks.task_code import decode_selector
 
@@ -104,29 +108,38 @@ def _render_spec(value: Any) -> Any:
 @dataclass(frozen=True)
 class GroundTruthOptions(FamilyOptions):
     connectivity: int = option(8, "4 or 8: how the dataset extracted objects (as the task config's connectivity)")
+    episode_setup: str | None = option(
+        None, "the C-ARC setup ('3shot', 'systematicity') of an episode study: predict the true target grids"
+    )
 
     def __post_init__(self) -> None:
         if self.connectivity not in (4, 8):
             raise ConfigError(
                 f"connectivity must be 4 or 8 (how the dataset extracted objects), got {self.connectivity!r}"
             )
+        if self.episode_setup is not None and self.episode_setup not in PAIRS_PER_ROW:
+            raise ConfigError(
+                f"episode_setup must be one of {', '.join(PAIRS_PER_ROW)} or None, got {self.episode_setup!r}"
+            )
 
 
 @MODELS.register(
     "ground_truth",
-    "baseline: the true rule applied to the true input grid, rendered with render_spec (the ceiling)",
+    "baseline: the true rule applied to the true input grid (a C-ARC episode: its true target grid), rendered "
+    "with render_spec (the ceiling)",
 )
 class GroundTruthModel(BaselineModel):
     """Applies the batch's true rules (selector and sequence) to its true input grids and renders the results."""
 
     family = usage = "ground_truth"
     options = GroundTruthOptions
-    options_hint = "it takes render_spec and connectivity only"
+    options_hint = "it takes render_spec, connectivity and episode_setup only"
 
     def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
         super().__init__(shared, options)
         self.render_spec = _render_spec(shared.render_spec)
         self.connectivity = cast(GroundTruthOptions, options).connectivity
+        self.episode_setup = cast(GroundTruthOptions, options).episode_setup
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         raise ConfigError(
@@ -135,7 +148,10 @@ class GroundTruthModel(BaselineModel):
 
     def _output_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
         """Each sample's rule applied to its input grid: the selector read from batch['task_code'] (none when
-        the batch has no codes or a code names no selector), the transformations from batch['sequence']."""
+        the batch has no codes or a code names no selector), the transformations from batch['sequence'].
+        On an episode study, batch['target_grid'] (the grammar that makes it is not in the batch)."""
+        if self.episode_setup is not None:
+            return self._target_grids(batch)
         grids = batch_tensor(batch, "input_grid", self.name)
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
         sequences = batch.get("sequence")
@@ -147,6 +163,14 @@ class GroundTruthModel(BaselineModel):
             apply_rule(grid[:height, :width], names, selector, connectivity=self.connectivity)
             for grid, (height, width), names, selector in zip(grids.cpu().numpy(), shapes, sequences, selectors)
         ]
+
+    def _target_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
+        """The batch's true target grids, unpadded."""
+        targets = batch_tensor(batch, "target_grid", self.name)
+        shapes = batch.get("target_grid_shape", batch.get("grid_shape"))
+        if shapes is None:
+            raise ConfigError("ground_truth needs batch['target_grid_shape']: the real size of every target grid")
+        return [grid[:height, :width].cpu().numpy() for grid, (height, width) in zip(targets, shapes.tolist())]
 
     @torch.no_grad()
     def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
@@ -170,4 +194,4 @@ class GroundTruthModel(BaselineModel):
         return render_grids(padded.to(device), self.render_spec, seeds=seeds)
 
     def details(self) -> dict[str, Any]:
-        return {"connectivity": self.connectivity}
+        return {"connectivity": self.connectivity, "episode_setup": self.episode_setup}

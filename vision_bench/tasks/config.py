@@ -172,6 +172,16 @@ class TaskConfig(StrictConfig):
     episode: EpisodeSpec | None = None
     """When set, samples are Compositional-ARC episodes made by `vision_bench.tasks.carc`; transformations,
     sequences, rules and object filters are not used."""
+    kind: Literal["sequence", "world_model"] = "sequence"
+    """`world_model`: datasets serve each sequence sample as one step of it (`vision_bench.tasks.studies.worldmodel`),
+    in exports and on the fly alike; such a config is a `WorldModelConfig`."""
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None) -> Any:
+        """As `StrictConfig.from_dict`; a mapping with `kind: world_model` gives a `WorldModelConfig`."""
+        if cls is TaskConfig and isinstance(data, dict) and data.get("kind") == "world_model":
+            return WorldModelConfig.from_dict(data, source)
+        return super().from_dict(data, source)
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskConfig:
@@ -299,9 +309,15 @@ class TaskConfig(StrictConfig):
         return int(getattr(self.samples, split))
 
 
+class WorldModelConfig(TaskConfig):
+    """A sequence study whose samples are served as one-step transitions (`kind: world_model`)."""
+
+    kind: Literal["world_model"] = "world_model"
+
+
 _RULE_DEFAULTS: dict[str, Any] = {"rules": None, "n_distractors": (0, 0), "task_code_length": TASK_CODE_LENGTH,
-                                  "episode": None}
-"""The settings added for rules and episodes, and their defaults, which `to_dict` leaves out."""
+                                  "episode": None, "kind": "sequence"}
+"""The settings added for rules, episodes and world models, and their defaults, which `to_dict` leaves out."""
 
 
 def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) -> list[str]:

@@ -348,16 +348,32 @@ def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     )
 
 
-def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T]]) -> T:
-    config, split, start, stop, function = job
-    return function([generate_sample(config, split, index) for index in range(start, stop)])
+def served_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Sample `index` of `split` as datasets serve it: `generate_sample`'s, except that a world-model study's
+    (`kind: world_model`) is one step of its sequence (`studies.worldmodel.transition_sample`)."""
+    if config.kind == "world_model":
+        from vision_bench.tasks.studies.worldmodel import transition_sample
+
+        return transition_sample(config, split, index)
+    return generate_sample(config, split, index)
+
+
+SampleMaker = Callable[[TaskConfig, str, int], TaskSample]
+"""`served_sample` (what datasets hold) or `generate_sample` (whole sequences of world-model studies too)."""
+
+
+def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T], SampleMaker]) -> T:
+    config, split, start, stop, function, make = job
+    return function([make(config, split, index) for index in range(start, stop)])
 
 
 def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSample]], T], start: int = 0,
               stop: int | None = None, workers: int = 1,
-              progress: Callable[[int], object] | None = None) -> Iterator[T]:
+              progress: Callable[[int], object] | None = None, make: SampleMaker = served_sample) -> Iterator[T]:
     """`function(chunk)` for consecutive chunks of `CHUNK` samples of start..stop-1 (stop defaults to the
     split's count), in order, computed by `workers` processes: this one and `workers - 1` helpers.
+    Samples are made by `make`: by default `served_sample`, what datasets hold (`vision-bench generate`
+    and `export` write a world-model study's one-step transitions, as training reads them).
 
     Running `function` where the samples are made keeps the traffic small: only what `function`
     returns travels (for example an Arrow table instead of thousands of sample objects). `function`
@@ -371,7 +387,7 @@ def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSampl
     if stop <= start:
         return
     plan_for(config, split)
-    jobs = [(config, split, first, min(first + CHUNK, stop), function) for first in range(start, stop, CHUNK)]
+    jobs = [(config, split, first, min(first + CHUNK, stop), function, make) for first in range(start, stop, CHUNK)]
     results = _run_jobs(jobs, workers) if workers > 1 and len(jobs) > 1 else map(_generate_range, jobs)
     for job, result in zip(jobs, results):
         yield result
@@ -408,9 +424,9 @@ def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
 
 def iter_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
                progress: Callable[[int], object] | None = None) -> Iterator[TaskSample]:
-    """Samples start..stop-1 of `split` in order (stop defaults to the split's count), on `workers`
-    processes (see `map_split`)."""
-    for chunk in map_split(config, split, list, start, stop, workers, progress):
+    """`generate_sample`'s samples start..stop-1 of `split` in order (stop defaults to the split's count;
+    whole sequences, world-model studies too), on `workers` processes (see `map_split`)."""
+    for chunk in map_split(config, split, list, start, stop, workers, progress, make=generate_sample):
         yield from chunk
 
 

@@ -302,6 +302,12 @@ class Plan:
                     f"split {self.split!r}: rule {number} ({selector_name(selector)}) picks no library object "
                     "passing the object filter; name a colour or shape the filter allows, or relax the filter"
                 )
+            if self.config.n_distractors[1] and not any(leave for _, leave in found.values()):
+                raise InfeasibleConfigError(
+                    f"split {self.split!r}: rule {number} ({selector_name(selector)}) picks every library object "
+                    "passing the object filter, so none can be a distractor; use a narrower selector or "
+                    "n_distractors: [0, 0]"
+                )
             self.rule_roles[number] = found
         return found
 

@@ -3,17 +3,21 @@
 The vocabulary (`TOKENS`, token = position) is, in order:
 
 - 0: the identity (padding);
-- 1 .. 28: COGITAO's transformations in the order of its reference table (`VOCAB_SIZE` = 29
-  tokens: the codes of every COGITAO study, unchanged, and what `task_conditioning: true` means);
-- then any transformation registered after COGITAO's 28, in registration order;
-- then Compositional-ARC's transformations that COGITAO lacks (`transformations.carc`:
-  `carc_rotate_cw`, `carc_rotate_ccw`, `extend_up`, `extend_left`, `recolor_red`,
-  `recolor_orange`), which live in a registry view of their own;
-- then the selector tokens (`SELECTOR_TOKENS`): `select:all`, `select:color=1..9`,
-  `select:shape=NAME` for each named shape of `selectors.SHAPES`, `select:shape` (an unnamed
-  shape), `select:near<=1..MAX_NEAR_DISTANCE`, `select:all_of`, `select:any_of`, `select:not`.
+- 1 .. 28: COGITAO's transformations in the order of its reference table;
+- then any transformation registered after COGITAO's 28 (at import, as the package's own are), in
+  registration order; `VOCAB_SIZE = 1 + len(TRANSFORMATIONS)` counts these tokens (29 with
+  COGITAO's alone) and is what `task_conditioning: true` means;
+- from `RESERVED_START` (64) on, a block whose tokens do not depend on how many transformations
+  are registered: Compositional-ARC's transformations that COGITAO lacks (`EXTRA_TRANSFORMATIONS`,
+  from `transformations.carc`: `carc_rotate_cw`, `carc_rotate_ccw`, `extend_up`, `extend_left`,
+  `recolor_red`, `recolor_orange`), which live in a registry view of their own, then the selector
+  tokens (`SELECTOR_TOKENS`): `select:all`, `select:color=1..9`, `select:shape=NAME` for each named
+  shape of `selectors.SHAPES`, `select:shape` (an unnamed shape), `select:near<=1..MAX_NEAR_DISTANCE`,
+  `select:all_of`, `select:any_of`, `select:not`.
 
-`FULL_VOCAB_SIZE = len(TOKENS)`: the vocabulary a model conditioned on rule codes needs.
+Tokens VOCAB_SIZE .. RESERVED_START - 1 are unused (`reserved:N`), room for further
+transformations. `FULL_VOCAB_SIZE = len(TOKENS)` (101): the vocabulary a model conditioned on
+rule codes needs; it stays the same whichever extensions are registered.
 
 A code without a selector is the transformation tokens in order, padded with the identity token
 (a depth-2 sequence ["rot90", "pad_top"] of length 4 encodes as [5, 19, 0, 0]): COGITAO's studies,
@@ -31,7 +35,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from vision_bench.errors import ConfigError
+from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.tasks.selectors import (
     MAX_NEAR_DISTANCE,
     SHAPES,
@@ -50,7 +54,10 @@ from vision_bench.tasks.transformations.carc import CARC_TRANSFORMATIONS
 IDENTITY_TOKEN = 0
 COGITAO_TRANSFORMATIONS = 28
 """COGITAO's transformations: the first 28 of the registry."""
-VOCAB_SIZE = 1 + COGITAO_TRANSFORMATIONS
+VOCAB_SIZE = 1 + len(TRANSFORMATIONS)
+"""The identity and every transformation of the registry (COGITAO's 28 first, then extensions)."""
+RESERVED_START = 64
+"""The first token of the C-ARC and selector block: fixed, so those codes never depend on the registry."""
 TASK_CODE_LENGTH = 4
 MAX_TASK_CODE_LENGTH = 32
 
@@ -64,13 +71,20 @@ SELECTOR_TOKENS: tuple[str, ...] = (
     "select:any_of",
     "select:not",
 )
-EXTRA_TRANSFORMATIONS: tuple[str, ...] = tuple(name for name in CARC_TRANSFORMATIONS if name not in TRANSFORMATIONS)
-"""Transformations of other registry views that task codes name, after the registry's."""
-TOKENS: tuple[str, ...] = ("identity", *TRANSFORMATIONS, *EXTRA_TRANSFORMATIONS, *SELECTOR_TOKENS)
+EXTRA_TRANSFORMATIONS: tuple[str, ...] = tuple(
+    name for name in CARC_TRANSFORMATIONS if name not in TRANSFORMATIONS.names()[:COGITAO_TRANSFORMATIONS])
+"""C-ARC's transformations that COGITAO lacks: task codes name them at fixed tokens from `RESERVED_START`."""
+if VOCAB_SIZE > RESERVED_START:
+    raise ConfigError(f"{VOCAB_SIZE - 1} transformations are registered, task codes number at most "
+                      f"{RESERVED_START - 1}; raise task_code.RESERVED_START")
+TOKENS: tuple[str, ...] = (
+    "identity", *TRANSFORMATIONS, *(f"reserved:{token}" for token in range(VOCAB_SIZE, RESERVED_START)),
+    *EXTRA_TRANSFORMATIONS, *SELECTOR_TOKENS,
+)
 FULL_VOCAB_SIZE = len(TOKENS)
 
 _TOKEN_OF = {name: token for token, name in enumerate(TOKENS)}
-_TRANSFORMATION_TOKENS = range(1, 1 + len(TRANSFORMATIONS) + len(EXTRA_TRANSFORMATIONS))
+_TRANSFORMATION_TOKENS = (*range(1, VOCAB_SIZE), *range(RESERVED_START, RESERVED_START + len(EXTRA_TRANSFORMATIONS)))
 
 
 def transformation_tokens(names: Iterable[str]) -> list[int]:
@@ -82,6 +96,10 @@ def transformation_tokens(names: Iterable[str]) -> list[int]:
     for name in names:
         if not (isinstance(name, str) and name in EXTRA_TRANSFORMATIONS):
             name = resolve_sequence([name])[0].name
+        if name not in _TOKEN_OF:
+            raise UnknownNameError(
+                f"transformation {name!r} was registered after task codes were numbered; register it when its "
+                "family module is imported (transformations/registry.py FAMILIES)")
         tokens.append(_TOKEN_OF[name])
     return tokens
 
@@ -141,20 +159,30 @@ def _token_values(tokens: Iterable[int], vocab_size: int) -> list[int]:
     return values
 
 
+def _rule_values(tokens: Iterable[int]) -> list[int]:
+    """The non-identity tokens of a rule code, or `ConfigError` naming one in the unused range."""
+    values = [value for value in _token_values(tokens, FULL_VOCAB_SIZE) if value]
+    unused = [value for value in values if VOCAB_SIZE <= value < RESERVED_START]
+    if unused:
+        raise ConfigError(f"task code token {unused[0]} is unused; transformations are 1..{VOCAB_SIZE - 1}, "
+                          f"C-ARC's and the selectors {RESERVED_START}..{FULL_VOCAB_SIZE - 1}")
+    return values
+
+
 def decode_task_code(tokens: Iterable[int]) -> tuple[str, ...]:
     """The transformation names of a code without a selector, in order; identity tokens (wherever they are)
     are skipped. Codes with a selector are read by `decode_rule_code`.
 
     Accepts any iterable of integers, including numpy arrays and integer tensors.
     """
-    return tuple(TOKENS[value] for value in _token_values(tokens, 1 + len(TRANSFORMATIONS)) if value)
+    return tuple(TOKENS[value] for value in _token_values(tokens, VOCAB_SIZE) if value)
 
 
 def decode_selector(tokens: Iterable[int]) -> Any:
     """The selector at the start of a task code (None when the code has none), read back from its prefix
     notation; `all_of` / `any_of` come back nested in pairs, which pick the same objects. An unnamed
     shape's token does not say which shape, so it raises `ConfigError`."""
-    values = [value for value in _token_values(tokens, FULL_VOCAB_SIZE) if value]
+    values = _rule_values(tokens)
     if not values or values[0] in _TRANSFORMATION_TOKENS:
         return None
     position = 0
@@ -186,6 +214,6 @@ def decode_selector(tokens: Iterable[int]) -> Any:
 
 def decode_rule_code(tokens: Iterable[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(selector token names, transformation names) of any task code, each in order, identity tokens skipped."""
-    values = [value for value in _token_values(tokens, FULL_VOCAB_SIZE) if value]
+    values = _rule_values(tokens)
     return (tuple(TOKENS[value] for value in values if value not in _TRANSFORMATION_TOKENS),
             tuple(TOKENS[value] for value in values if value in _TRANSFORMATION_TOKENS))

@@ -181,11 +181,13 @@ def episode_of(spec: EpisodeSpec, seed: int, split: str, episode_index: int) -> 
     return generate_episode(spec.setup, spec.compositions(split), spec.queries_per_episode, rng)
 
 
-def _object_record(obj: GridObject, after: GridObject, corner: tuple[int, int], role: str) -> dict:
-    top, left = corner
+def _object_record(obj: GridObject, after: GridObject, corners: tuple[tuple[int, int], tuple[int, int]],
+                   role: str) -> dict:
+    """A query object on the canvas: `bbox` in the query's input slot, `output_bbox` in its output slot."""
+    (in_top, in_left), (out_top, out_left) = corners
     return {
-        "bbox": [obj.top + top, obj.left + left, obj.bbox[2] + top, obj.bbox[3] + left],
-        "output_bbox": [after.top + top, after.left + left, after.bbox[2] + top, after.bbox[3] + left],
+        "bbox": [obj.top + in_top, obj.left + in_left, obj.bbox[2] + in_top, obj.bbox[3] + in_left],
+        "output_bbox": [after.top + out_top, after.left + out_left, after.bbox[2] + out_top, after.bbox[3] + out_left],
         "colors": obj.colors,
         "properties": {"role": role, "shape": list(footprint(obj))},
     }
@@ -196,7 +198,7 @@ def episode_sample(config, split: str, index: int):
     with the query's output slot empty (input) and filled (output); `sequence` is the query's
     level-2 composition in the order applied; `objects` describes the query's objects on the canvas."""
     from vision_bench.tasks.generator import TaskSample
-    from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
+    from vision_bench.tasks.task_code import IDENTITY_TOKEN
 
     spec: EpisodeSpec = config.episode
     episode_index, query_index = divmod(index, spec.queries_per_episode)
@@ -205,10 +207,10 @@ def episode_sample(config, split: str, index: int):
     study = [(example.input, example.output) for example in episode.study]
     grid_in = canvas.compose(spec.setup, study, query.input, None)
     grid_out = canvas.compose(spec.setup, study, query.input, query.output)
-    _, output_corner = canvas.query_slots(spec.setup)
+    corners = canvas.query_slots(spec.setup)
     roles = ["indicator", "query"] if len(query.objects) == 2 else ["query"]
-    objects = tuple(_object_record(obj, after, output_corner, role)
+    objects = tuple(_object_record(obj, after, corners, role)
                     for obj, after, role in zip(query.objects, query.outputs, roles))
     return TaskSample(grid_in, grid_out, episode.grammar.sequence(), (grid_in, grid_out), objects,
-                      (IDENTITY_TOKEN,) * TASK_CODE_LENGTH, "+".join(episode.grammar.composition), config.seed,
+                      (IDENTITY_TOKEN,) * config.task_code_length, "+".join(episode.grammar.composition), config.seed,
                       split, index)

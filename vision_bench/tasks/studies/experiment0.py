@@ -7,7 +7,8 @@ translate_right) and its reverse:
 
 - C1 trains on the four translations and the 14 other ordered pairs, and tests on the held-out pair;
 - C2 trains on the 14 pairs only, and tests on the held-out pair;
-- C3 trains on the four translations and all 16 pairs, and tests on the 64 ordered triples.
+- C3 trains on the four translations, the 14 pairs and then the held-out two (all 16 pairs; the
+  release's `single_ops + double_ops + held_out`), and tests on the 64 ordered triples.
 
 The paper reports C1 and C3 (Table 3); the release also defines C2, so it is here too. As for the
 CompGen presets, the sequences of each list are the release's, in its order.

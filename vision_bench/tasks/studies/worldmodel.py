@@ -13,8 +13,11 @@ closed-loop rollouts (`vision_bench.evaluation.rollout`), which score the model 
 rollout has four steps; its OOD splits place three or four objects instead of two (EnvGen G1's
 change of environment).
 
-The marker is the config's type, `WorldModelConfig`: a `TaskConfig` with no field of its own, so
-every generator function treats it as the sequence study it wraps.
+The marker is the config's field `kind: world_model` (its type, `WorldModelConfig`, from
+`TaskConfig.from_dict`), which `to_dict` keeps, so an export's manifest reads back as a world-model
+study. `generate_sample` still makes the whole sequence (what rollouts score); every dataset path
+(`generator.served_sample`, `generate_split` / `map_split`, hence `vision-bench generate` and
+`export`, and the on-the-fly datasets) serves the one-step transition.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import hashlib
 from functools import partial
 from itertools import product
 
-from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
+from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig, WorldModelConfig
 from vision_bench.tasks.generator import TaskSample, generate_sample
 from vision_bench.tasks.studies import compgen, envgen
 from vision_bench.tasks.studies.builder import STUDIES
@@ -34,15 +37,12 @@ DEPTH4_GRID = 15
 DEPTH4_STEPS = 4
 
 
-class WorldModelConfig(TaskConfig):
-    """A sequence study whose samples are served as one-step transitions (see the module docstring)."""
-
-
 def as_world_model(config: TaskConfig) -> WorldModelConfig:
     """`config` marked as a world-model study: the same sequences, served one step at a time."""
     data = config.to_dict()
     data["description"] = f"World model, served as one-step transitions (frame t, action t -> frame t+1). " \
                           f"{config.description}"
+    data["kind"] = "world_model"
     return WorldModelConfig.from_dict(data)
 
 
