@@ -74,7 +74,7 @@ def test_estimates_scale_with_workers_and_image_area() -> None:
     assert estimate(104_000, kind="grids") == "about 2 min and 16 MB"
     assert estimate(104_000, kind="folder", workers=8) == "about 58 s and 218 MB"
     assert estimate(1_400, kind="parquet", pixels=256 * 256) == "about 6 s and 6.2 MB"
-    assert estimate(0, kind="grids") == "about under 1 s and under 1 kB"
+    assert estimate(0, kind="grids") == "under 1 s and under 1 kB"
 
 
 def test_scale_does_not_apply_to_a_config_file(tmp_path: Path, capsys) -> None:

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         pending = sum(shard.size for shard in shards)
         plan_splits(config)
         announce(args, {split: config.count(split) for split in SPLITS}, kind=args.format, workers=args.workers,
-                 pixels=spec.size[0] * spec.size[1], pending=pending)
+                 pixels=spec.size[0] * spec.size[1], pending=pending, episodes=config.episode is not None)
         bar.reset(total=pending)
 
     with messages_above_progress_bar(progress), tqdm(desc="export", unit="sample", leave=False,

@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
             leftover.unlink()
     partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
     plan_splits(config)
-    announce(args, {split: config.count(split) for split in SPLITS}, kind="grids", workers=args.workers)
+    announce(args, {split: config.count(split) for split in SPLITS}, kind="grids", workers=args.workers,
+             episodes=config.episode is not None)
     try:
         for split in SPLITS:
             with tqdm(total=config.count(split), desc=split, unit="pair", disable=None if progress else True) as bar:
