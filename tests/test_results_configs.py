@@ -32,6 +32,8 @@ def test_a_study_config_runs_at_tiny_scale(tmp_path: Path) -> None:
     config["data"].update(n_train=8, n_val=4, n_test=4)
     config["train"]["training"].update(max_steps=2, batch_size=4, eval_batch_size=4, log_every=1)
     config["evaluate"].update(sheet_samples=1, batch_size=4)
+    for model in config["models"]:  # a model's own step count would override the tiny one
+        model.get("train", {}).get("training", {}).pop("max_steps", None)
     result = run_bench(config, tmp_path / "bench", progress=False, device="cpu")
     assert len(result.computed) == len(config["models"]) + 1  # every model, then the baselines
     assert result.results_csv is not None and result.results_csv.is_file()
