@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
@@ -114,3 +115,15 @@ def test_bench_configs_condition_on_the_whole_vocabulary() -> None:
         for model in yaml.safe_load(path.read_text(encoding="utf-8"))["models"]:
             conditioning = model.get("options", {}).get("task_conditioning")
             assert conditioning == FULL_VOCAB_SIZE, path.name
+
+
+@pytest.mark.parametrize("study", ["gcog/productive/5", "gcog/productive/7", "gcog/distractor/10"])
+def test_every_rule_sample_changes_its_grid(study: str) -> None:
+    """Steps that cancel out (up then down) or a mirror of a symmetric object would let copy_input score."""
+    from vision_bench.tasks.generator import generate_split
+    from vision_bench.tasks.studies import get_study
+
+    config = get_study(study, n_train=60, n_val=1, n_test=30)
+    for split in ("train", "test_ood"):
+        for sample in generate_split(config, split):
+            assert not np.array_equal(sample.input, sample.output), (split, sample.index, sample.sequence)

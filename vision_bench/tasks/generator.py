@@ -61,6 +61,8 @@ OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.0
 MAX_ATTEMPTS = 1000
 DRAW_TRIES = 50
 ROOM_TRIES = 20
+UNCHANGED = "the rule left the grid as it was"
+"""A rule sample must change its grid (else copying the input solves it); on this outcome the rule is drawn again."""
 CHUNK = 128
 T = TypeVar("T")
 _OWNER_BOUNDS = list(itertools.accumulate(OWNER_WEIGHTS[split] for split in SPLITS))
@@ -146,6 +148,8 @@ def _sample(plan: Plan, rng: random.Random, index: int) -> TaskSample:
         if isinstance(outcome, TaskSample):
             return outcome
         failures[outcome] += 1
+        if outcome == UNCHANGED:  # e.g. steps that cancel out, or mirrors of a symmetric object: draw again
+            rule, sequence = plan.draw_rule(rng)
     reason, count = failures.most_common(1)[0]
     advice = ("The config allows too few distinct input grids for this split: use a larger grid or more "
               "objects" if reason.startswith("the input grid") else
@@ -241,6 +245,8 @@ def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence,
     inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
     if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
         return "the rule's selector did not pick exactly the targets in the placed grid"
+    if np.array_equal(canvas.frames[0], canvas.frames[-1]):
+        return UNCHANGED
     objects = []
     for obj, (top, left), picked in placed:
         first, last = obj.path[0], obj.path[-1]

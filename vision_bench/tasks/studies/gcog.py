@@ -24,8 +24,9 @@ per grid. The four object features are the `FEATURES` below; the operators are `
   `PRODUCTIVE_OPERATORS`: the four translations, colour change and the two mirrors, which
   compose to any depth on the grid (no step can leave an object without cells; a 3x3 object
   moved 7 cells still fits a 20x20 grid). The mirrors change only the corner; on the three
-  symmetric features they are steps that leave the object as it is. The training split is the
-  same for both depths.
+  symmetric features they are steps that leave the object as it is. A sample whose steps leave
+  the grid as it was (a mirror of a symmetric object, up then down) is drawn again, as every rule
+  sample is, so copying the input never scores. The training split is the same for both depths.
 """
 
 from __future__ import annotations
