@@ -56,3 +56,24 @@ def test_error_taxonomy_reads_the_episode_setup_not_the_grid_shape() -> None:
     episode = compute_metrics(pred_grids=grids, target_grids=target, input_grids=grids,
                               sequences=[("translate_down",)], names=names, episode_setup="3shot")
     assert sum(float(episode[name][0]) for name in names) == 0.0  # the query's slots agree: correct
+
+
+def test_the_bench_report_of_a_carc_study_has_the_error_table() -> None:
+    from vision_bench.bench.aggregate import CellResult
+    from vision_bench.bench.tables import error_table
+
+    def cell(predictor: str, seed: int | None, other: float, primitive: float) -> CellResult:
+        metrics = {f"error_{name}": 0.0 for name in ("format", "no_transformation", "level_1", "invalid_position",
+                                                     "invalid_shape")}
+        metrics.update(error_other=other, error_primitive=primitive)
+        return CellResult(predictor, "carc/3shot/1860", "carc/3shot", seed, seed is None, {"test_ood": metrics})
+
+    table = error_table([cell("cnn", 0, 50.0, 10.0), cell("cnn", 1, 30.0, 30.0), cell("copy_input", None, 100.0, 0.0)],
+                        "test_ood")
+    assert table is not None
+    rows = {row[0]: row for row in table.rows}
+    column = table.columns.index
+    assert rows["cnn"][column("Err-other")] == "40.0" and rows["cnn"][column("Err-prim")] == "20.0"  # seed means
+    assert rows["copy_input (baseline)"][column("Err-other")] == "100.0"
+    assert error_table([CellResult("cnn", "envgen/G1/1", "envgen/G1", 0, False, {"test_ood": {"mse": 0.1}})],
+                       "test_ood") is None

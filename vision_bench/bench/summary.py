@@ -18,7 +18,7 @@ from vision_bench.bench.plots import (
 )
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
-from vision_bench.bench.tables import short, summary_rows, table1, text_table, title
+from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.train.logging import METRICS_FILE, read_records
 
@@ -137,6 +137,9 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             report.add(Heading(title(metric), 3), Paragraph(str(unavailable_note(cells, metric))))
             continue
         report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
+    errors = error_table(cells, ood_split) if any(c.experiment.startswith("carc/") for c in cells) else None
+    if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json
+        report.add(Heading("C-ARC error taxonomy (paper 001, section 5.2)"), errors)
     report.add(Heading("Plots"))
     for metric in listed_in("bench"):
         if metric_available(cells, metric):

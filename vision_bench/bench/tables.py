@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from vision_bench.bench.aggregate import CellResult, Summary, predictors_in_order, summarize_cells
 from vision_bench.bench.report import Table, format_mean_sem, format_value
-from vision_bench.metrics import METRICS, label, short_label
+from vision_bench.metrics import METRICS, label, mean_sem, short_label
 
 
 def title(metric: str) -> str:
@@ -118,3 +118,26 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def error_table(cells: Sequence[CellResult], split: str) -> Table | None:
+    """C-ARC's error taxonomy (paper 001, 5.2) on `split`: rows = predictors, columns = the share of samples
+    in each class, mean over seeds and experiments; None when no cell has the `error_*` metrics."""
+    from vision_bench.metrics.error_taxonomy import ERROR_CLASSES
+
+    names = [f"error_{name}" for name in ERROR_CLASSES]
+    baselines = {c.predictor for c in cells if c.baseline}
+    rows = []
+    for predictor in predictors_in_order(cells):
+        mine = [c for c in cells if c.predictor == predictor]
+        values = {name: [c.splits.get(split, {}).get(name) for c in mine] for name in names}
+        if all(v is None for column in values.values() for v in column):
+            continue
+        means = {name: mean_sem([float(v) for v in column if v is not None]) for name, column in values.items()}
+        rows.append([_display(predictor, baselines), *(format_metric(name, means[name].mean) for name in names)])
+    if not rows:
+        return None
+    columns = ["model", *(METRICS[name].short_label for name in names)]
+    return Table(columns, rows, title=f"C-ARC error classes on {split} (% of samples)",
+                 note="each column is the share of the split's samples whose decoded query falls in that class; "
+                      "the rest are correct (GA); mean over seeds and experiments")
