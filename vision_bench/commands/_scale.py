@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vision_bench.errors import ConfigError
@@ -44,6 +44,17 @@ def add_scale_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup
         "validation and test split; paper = the study's own counts (COGITAO: 100,000 train and 1,000 per "
         f"split, 104,000 pairs); --n-train/--n-val/--n-test override either (default: {DEFAULT_SCALE})",
     )
+
+
+def add_count_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                        count: Callable[[str], int] = int) -> None:
+    """--scale, --n-train, --n-val, --n-test and --seed, as `generate` and `export` take them (`count`: the type)."""
+    add_scale_argument(parser)
+    for flag, what in (("--n-train", "training samples"), ("--n-val", "samples in val_id and in val_ood"),
+                       ("--n-test", "samples in test_id and in test_ood")):
+        parser.add_argument(flag, type=count, metavar="N",
+                            help=f"{what} (default: the scale's with --study, the file's with --config)")
+    parser.add_argument("--seed", type=count, metavar="S", help="generation seed (default: the study's or config's)")
 
 
 def counts(args: argparse.Namespace) -> dict[str, int | None]:

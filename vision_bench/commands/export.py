@@ -6,7 +6,7 @@ import argparse
 
 from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
 from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments
-from vision_bench.commands._scale import add_scale_argument, announce, counts, plan_splits
+from vision_bench.commands._scale import add_count_arguments, announce, counts, plan_splits
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE
 
@@ -30,16 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render.add_argument("--frames", action="store_true", help="also write intermediate frames (folder, webdataset)")
     render.add_argument("--masks", action="store_true", help="also write per-object label masks (image formats)")
     samples = parser.add_argument_group("samples")
-    add_scale_argument(samples)
-    samples.add_argument("--n-train", type=int, metavar="N",
-                         help="training samples (default: the scale's with --study, the file's with --config)")
-    samples.add_argument("--n-val", type=int, metavar="N",
-                         help="samples in val_id and in val_ood (default: the scale's with --study, the file's "
-                         "with --config)")
-    samples.add_argument("--n-test", type=int, metavar="N",
-                         help="samples in test_id and in test_ood (default: the scale's with --study, the file's "
-                         "with --config)")
-    samples.add_argument("--seed", type=int, metavar="S", help="generation seed (default: the study's or config's)")
+    add_count_arguments(samples)
     scale = parser.add_argument_group("scale-out")
     scale.add_argument("--workers", type=int, default=1, metavar="W", help="local worker processes")
     scale.add_argument("--num-shards", type=int, default=1, metavar="N", help="split the work over N separate runs")

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 
 from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
-from vision_bench.commands._scale import add_scale_argument, announce, counts, plan_splits
+from vision_bench.commands._scale import add_count_arguments, announce, counts, plan_splits
 
 NAME = "generate"
 HELP = "generate grid tasks (input, output, sequence, frames, objects) as one Parquet file per split"
@@ -36,16 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
     add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    add_scale_argument(parser)
-    parser.add_argument("--n-train", type=_count, metavar="N",
-                        help="training samples (default: the scale's with --study, the file's with --config)")
-    parser.add_argument("--n-val", type=_count, metavar="N",
-                        help="samples in val_id and in val_ood (default: the scale's with --study, the file's "
-                        "with --config)")
-    parser.add_argument("--n-test", type=_count, metavar="N",
-                        help="samples in test_id and in test_ood (default: the scale's with --study, the file's "
-                        "with --config)")
-    parser.add_argument("--seed", type=_count, metavar="S", help="generation seed (default: the study's or config's)")
+    add_count_arguments(parser, _count)
     parser.add_argument("--workers", type=_workers, default=1, metavar="W",
                         help="processes generating in parallel, this one included")
     parser.add_argument("--force", action="store_true", help="replace a dataset already in --out")

@@ -37,7 +37,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -190,19 +190,21 @@ def _attempt(plan: Plan, rng: random.Random, sequence: Sequence, height: int, wi
     if owning_split(canvas.frames[0]) != plan.split:
         return "the input grid belonged to another split"
     placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
-    objects = []
-    for obj, (top, left) in placed:
-        first, last = obj.path[0], obj.path[-1]
-        objects.append({
-            "bbox": [top, left, top + first.height, left + first.width],
-            "output_bbox": [top + last.top, left + last.left, top + last.top + last.height,
-                            left + last.left + last.width],
-            "colors": sorted(obj.colors),
-            "properties": dict(LIBRARY.property_dicts[obj.index]),
-        })
+    objects = [_object_record(obj, top, left) for obj, (top, left) in placed]
     frames = canvas.frames
     return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
                       sequence.key, plan.config.seed, plan.split, index)
+
+
+def _object_record(obj: DrawnObject, top: int, left: int) -> dict[str, Any]:
+    """What a task record says of one placed object: its input and output boxes, colours and properties."""
+    first, last = obj.path[0], obj.path[-1]
+    return {
+        "bbox": [top, left, top + first.height, left + first.width],
+        "output_bbox": [top + last.top, left + last.left, top + last.top + last.height, left + last.left + last.width],
+        "colors": sorted(obj.colors),
+        "properties": dict(LIBRARY.property_dicts[obj.index]),
+    }
 
 
 def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence, height: int, width: int,
@@ -247,17 +249,7 @@ def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence,
         return "the rule's selector did not pick exactly the targets in the placed grid"
     if np.array_equal(canvas.frames[0], canvas.frames[-1]):
         return UNCHANGED
-    objects = []
-    for obj, (top, left), picked in placed:
-        first, last = obj.path[0], obj.path[-1]
-        objects.append({
-            "bbox": [top, left, top + first.height, left + first.width],
-            "output_bbox": [top + last.top, left + last.left, top + last.top + last.height,
-                            left + last.left + last.width],
-            "colors": sorted(obj.colors),
-            "properties": dict(LIBRARY.property_dicts[obj.index]),
-            "selected": picked,
-        })
+    objects = [{**_object_record(obj, top, left), "selected": picked} for obj, (top, left), picked in placed]
     frames = canvas.frames
     return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
                       sequence.key, plan.config.seed, plan.split, index)

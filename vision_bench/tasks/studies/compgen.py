@@ -189,6 +189,27 @@ SETTINGS = {
 }
 
 
+def two_object_config(description: str, seed: int, grid: int, objects: ObjectFilter,
+                      sequences: tuple[Sequence, ...], counts: SampleCounts, *, ood: tuple[Sequence, ...] = (),
+                      paired_ood: bool = False) -> TaskConfig:
+    """The shape of COGITAO's CompGen-style configs: two 8-connected objects on a `grid` x `grid` grid, the
+    training `sequences`, and `ood` sequences for val_ood and test_ood (none: an ID-only study)."""
+    ood_split = SplitConfig(sequences=ood) if ood else None
+    return TaskConfig(
+        description=description,
+        seed=seed,
+        grid_height=(grid, grid),
+        grid_width=(grid, grid),
+        n_objects=(2, 2),
+        object_filter=(objects,),
+        connectivity=8,
+        sequences=sequences,
+        samples=counts,
+        splits=SplitOverrides(val_ood=ood_split, test_ood=ood_split),
+        paired_ood=paired_ood,
+    )
+
+
 def release_config(setting: str, experiment: int, counts: SampleCounts, seed: int) -> TaskConfig:
     """The config of `compgen/<setting>/<experiment>`, as COGITAO's release defines it."""
     released = RELEASE[setting, experiment]
@@ -197,20 +218,10 @@ def release_config(setting: str, experiment: int, counts: SampleCounts, seed: in
         dropped = "; ".join(" -> ".join(sequence) for sequence in released.leaked)
         notes.append(f"Dropped from training because the release also holds it out for OOD: {dropped}")
     notes.append("Evaluation splits paired as in the release (paired_splits)")
-    ood = SplitConfig(sequences=released.ood)
-    return TaskConfig(
-        description=f"CompGen {setting}-{experiment}: {', '.join(TRANSFORMATIONS[experiment])}; "
-                    f"{SETTINGS[setting]}. " + ". ".join(notes),
-        seed=seed,
-        grid_height=(released.grid, released.grid),
-        grid_width=(released.grid, released.grid),
-        n_objects=(2, 2),
-        object_filter=(RELEASE_OBJECTS,),
-        connectivity=8,
-        sequences=released.train,
-        samples=counts,
-        splits=SplitOverrides(val_ood=ood, test_ood=ood),
-        paired_ood=True,
+    return two_object_config(
+        f"CompGen {setting}-{experiment}: {', '.join(TRANSFORMATIONS[experiment])}; {SETTINGS[setting]}. "
+        + ". ".join(notes),
+        seed, released.grid, RELEASE_OBJECTS, released.train, counts, ood=released.ood, paired_ood=True,
     )
 
 
@@ -238,19 +249,10 @@ def paper_sequences(setting: str, experiment: int) -> tuple[tuple[Sequence, ...]
 def paper_config(setting: str, experiment: int, counts: SampleCounts, seed: int) -> TaskConfig:
     """The config of `compgen-paper/<setting>/<experiment>`: the paper's wording, 20x20 grids, objects up to 6x6."""
     train, ood = paper_sequences(setting, experiment)
-    ood_split = SplitConfig(sequences=ood)
-    return TaskConfig(
-        description=f"CompGen {setting}-{experiment}, paper-text reading: {', '.join(TRANSFORMATIONS[experiment])}; "
-                    f"{SETTINGS[setting]} (ordered pairs and triples of distinct transformations)",
-        seed=seed,
-        grid_height=(20, 20),
-        grid_width=(20, 20),
-        n_objects=(2, 2),
-        object_filter=(PAPER_OBJECTS,),
-        connectivity=8,
-        sequences=train,
-        samples=counts,
-        splits=SplitOverrides(val_ood=ood_split, test_ood=ood_split),
+    return two_object_config(
+        f"CompGen {setting}-{experiment}, paper-text reading: {', '.join(TRANSFORMATIONS[experiment])}; "
+        f"{SETTINGS[setting]} (ordered pairs and triples of distinct transformations)",
+        seed, 20, PAPER_OBJECTS, train, counts, ood=ood,
     )
 
 

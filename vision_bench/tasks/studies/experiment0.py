@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
+from vision_bench.tasks.config import SampleCounts, TaskConfig
 from vision_bench.tasks.studies.builder import STUDIES
-from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS
+from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS, two_object_config
 
 Sequence = tuple[str, ...]
 
@@ -45,19 +45,9 @@ SETTINGS: dict[str, tuple[str, tuple[Sequence, ...], tuple[Sequence, ...]]] = {
 def build(setting: str, counts: SampleCounts, seed: int) -> TaskConfig:
     """The config of `experiment0/<setting>/0`."""
     condition, train, ood = SETTINGS[setting]
-    ood_split = SplitConfig(sequences=ood)
-    return TaskConfig(
-        description=f"Experiment 0, CompGen {setting} with translations only: {condition}. "
-                    f"Source: {SOURCE}, setting {setting[1]}",
-        seed=seed,
-        grid_height=(GRID, GRID),
-        grid_width=(GRID, GRID),
-        n_objects=(2, 2),
-        object_filter=(RELEASE_OBJECTS,),
-        connectivity=8,
-        sequences=train,
-        samples=counts,
-        splits=SplitOverrides(val_ood=ood_split, test_ood=ood_split),
+    return two_object_config(
+        f"Experiment 0, CompGen {setting} with translations only: {condition}. Source: {SOURCE}, setting {setting[1]}",
+        seed, GRID, RELEASE_OBJECTS, train, counts, ood=ood,
     )
 
 

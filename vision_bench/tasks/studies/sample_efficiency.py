@@ -15,7 +15,7 @@ from functools import partial
 
 from vision_bench.tasks.config import SampleCounts, TaskConfig
 from vision_bench.tasks.studies.builder import STUDIES
-from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS
+from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS, two_object_config
 
 SOURCE = "COGITAO experiment_configs/sample_efficiency.py"
 GRID = 15
@@ -46,17 +46,10 @@ def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> Tas
     size = SIZES[setting]
     samples = SampleCounts(train=min(size, counts.train), val_id=counts.val_id, val_ood=0, test_id=counts.test_id,
                            test_ood=0)
-    return TaskConfig(
-        description=f"Sample-Efficiency {setting}-{experiment} ({family}: {rule}): {size:,} training samples, "
-                    f"tested in distribution. Source: {SOURCE}, experiment {experiment}",
-        seed=seed,
-        grid_height=(GRID, GRID),
-        grid_width=(GRID, GRID),
-        n_objects=(2, 2),
-        object_filter=(RELEASE_OBJECTS,),
-        connectivity=8,
-        sequences=((rule,),),
-        samples=samples,
+    return two_object_config(
+        f"Sample-Efficiency {setting}-{experiment} ({family}: {rule}): {size:,} training samples, "
+        f"tested in distribution. Source: {SOURCE}, experiment {experiment}",
+        seed, GRID, RELEASE_OBJECTS, ((rule,),), samples,
     )
 
 
