@@ -211,3 +211,15 @@ def test_a_metric_missing_for_some_predictors_names_them() -> None:
     assert unavailable_note(cells, "mse") is None
     text = terminal_summary(cells, ["mse", "lpips"], id_split="test_id", ood_split="test_ood")
     assert text.splitlines()[-1] == "LPIPS n/a for svib: images are not RGB"
+
+
+@pytest.mark.parametrize("values", [[0.019, 0.032, 0.067], [0.0, 0.019, 0.032, 0.067]])
+def test_a_log_axis_within_two_decades_labels_1_2_5_steps(values: list[float]) -> None:
+    figure = Figure()
+    axis = figure.subplots()
+    axis.plot(range(len(values)), values)
+    plots.apply_scale(axis, "log", values)
+    low, high = axis.get_ylim()
+    labelled = [tick for tick in axis.get_yticks() if low <= tick <= high and tick > 0]
+    assert {0.02, 0.05} <= {round(tick, 6) for tick in labelled}
+    assert axis.yaxis.get_major_formatter()(0.05, 0) == "0.05"

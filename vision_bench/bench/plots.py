@@ -26,7 +26,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, PercentFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, PercentFormatter, SymmetricalLogLocator
 
 from vision_bench.data.atomic import atomic_output
 from vision_bench.metrics import METRICS
@@ -77,6 +77,11 @@ def value_scale(metric: str) -> Scale:
     return "log" if spec.gap == "log_ratio" else "linear"
 
 
+NARROW_LOG_RANGE = 100.0
+"""Log axes whose positive values span less than this ratio (two decades) get ticks at 1, 2 and 5 x 10^k."""
+LABELLED_STEPS = (1.0, 2.0, 5.0)
+
+
 def apply_scale(axis: Axes, scale: Scale, values: Sequence[float]) -> None:
     """Set `axis`'s y axis to `scale`. A log axis cannot show 0 (the ground-truth baseline's MSE), so
     when the values include 0 or less it becomes symmetric-log: logarithmic above the smallest
@@ -89,12 +94,20 @@ def apply_scale(axis: Axes, scale: Scale, values: Sequence[float]) -> None:
         positive = [v for v in finite if v > 0]
         if not positive:
             return
+        narrow = max(positive) / min(positive) < NARROW_LOG_RANGE
         if min(finite) > 0:
             axis.set_yscale("log")
+            if narrow:
+                axis.yaxis.set_major_locator(LogLocator(base=10, subs=LABELLED_STEPS))
         else:
             axis.set_yscale("symlog", linthresh=min(positive))
+            if narrow:
+                axis.yaxis.set_major_locator(SymmetricalLogLocator(base=10, linthresh=min(positive),
+                                                                   subs=LABELLED_STEPS))
             if min(finite) == 0:
                 axis.set_ylim(bottom=0.0)
+        if narrow:  # within two decades a label per decade leaves one or two numbers to read
+            axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.2g}"))
 
 
 def integer_ticks(axis: Axes) -> None:
