@@ -65,6 +65,7 @@ UNCHANGED = "the rule left the grid as it was"
 """A rule sample must change its grid (else copying the input solves it); on this outcome the rule is drawn again."""
 CHUNK = 128
 T = TypeVar("T")
+Anchor = tuple[int, int]
 _OWNER_BOUNDS = list(itertools.accumulate(OWNER_WEIGHTS[split] for split in SPLITS))
 
 
@@ -171,29 +172,45 @@ def _attempt(plan: Plan, rng: random.Random, sequence: Sequence, height: int, wi
         if isinstance(found, str):
             return found
         drawn.append(found)
-    drawn.sort(key=lambda obj: (obj.extent[2] - obj.extent[0]) * (obj.extent[3] - obj.extent[1]), reverse=True)
     canvas = Canvas(height, width, len(sequence.names))
+    placed = _place_largest_first(rng, canvas, [(obj, None) for obj in drawn],
+                                  lambda _: _draw_object(rng, choices, sequence, height, width))
+    if isinstance(placed, str):
+        return placed
+    if owning_split(canvas.frames[0]) != plan.split:
+        return "the input grid belonged to another split"
+    objects = [_object_record(obj, top, left) for obj, (top, left), _ in placed]
+    frames = canvas.frames
+    return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
+                      sequence.key, plan.config.seed, plan.split, index)
+
+
+def _place_largest_first(rng: random.Random, canvas: Canvas, drawn: list[tuple[DrawnObject, T]],
+                         redraw: Callable[[T], DrawnObject | str]) -> list[tuple[DrawnObject, Anchor, T]] | str:
+    """Paint the drawn objects onto `canvas`, largest box first; an object without room is redrawn with
+    `redraw(tag)`, up to ROOM_TRIES times. Returns (object, anchor, tag) in reading order, or why not."""
     placed = []
-    for obj in drawn:
+    for obj, tag in sorted(drawn, key=lambda item: _box_area(item[0]), reverse=True):
         for _ in range(ROOM_TRIES):
             anchor = canvas.find_anchor(rng, obj)
             if anchor is not None:
                 break
-            found = _draw_object(rng, choices, sequence, height, width)
+            found = redraw(tag)
             if isinstance(found, str):
                 return found
             obj = found
         else:
-            return f"there was no room for {n_objects} objects in a {height}x{width} grid"
+            return f"there was no room for {len(drawn)} objects in a {canvas.height}x{canvas.width} grid"
         canvas.paint(obj, anchor)
-        placed.append((obj, anchor))
-    if owning_split(canvas.frames[0]) != plan.split:
-        return "the input grid belonged to another split"
+        placed.append((obj, anchor, tag))
     placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
-    objects = [_object_record(obj, top, left) for obj, (top, left) in placed]
-    frames = canvas.frames
-    return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
-                      sequence.key, plan.config.seed, plan.split, index)
+    return placed
+
+
+def _box_area(obj: DrawnObject) -> int:
+    """The area of the box an object's whole path spans."""
+    top, left, bottom, right = obj.extent
+    return (bottom - top) * (right - left)
 
 
 def _object_record(obj: DrawnObject, top: int, left: int) -> dict[str, Any]:
@@ -224,26 +241,14 @@ def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence,
         if isinstance(found, str):
             return found
         drawn.append((found, picked))
-    drawn.sort(key=lambda item: (item[0].extent[2] - item[0].extent[0]) * (item[0].extent[3] - item[0].extent[1]),
-               reverse=True)
     canvas = Canvas(height, width, len(sequence.names))
-    placed = []
-    for obj, picked in drawn:
-        for _ in range(ROOM_TRIES):
-            anchor = canvas.find_anchor(rng, obj)
-            if anchor is not None:
-                break
-            found = _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked)
-            if isinstance(found, str):
-                return found
-            obj = found
-        else:
-            return f"there was no room for {n_targets + n_distractors} objects in a {height}x{width} grid"
-        canvas.paint(obj, anchor)
-        placed.append((obj, anchor, picked))
+    placed = _place_largest_first(
+        rng, canvas, drawn,
+        lambda picked: _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked))
+    if isinstance(placed, str):
+        return placed
     if owning_split(canvas.frames[0]) != plan.split:
         return "the input grid belonged to another split"
-    placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
     inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
     if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
         return "the rule's selector did not pick exactly the targets in the placed grid"
