@@ -71,7 +71,7 @@ TINY_BENCH = {"experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_res
      r"^bench config: train\.training\.max_step: unknown key; did you mean 'max_steps'\?"),
     ({"models": [{"name": "unet:test_resnet", "train": {"optimizer": {"betas": [0.9, 1.5]}}}]},
      r"^bench config: models\.0\.train\.optimizer\.betas: each beta must be in "),
-    ({"seeds": [0, -1]}, "^the train sections of cell unet:test_resnet / envgen/G1/1 / seed -1: seed: "),
+    ({"seeds": [0, -1]}, r"^bench config: seeds\.1: seed -1 is out of range; use a seed from 0 to 4294967295"),
     ({"data": {"spec": {"size": [32, 32], "palete": "arc"}}},
      r"^bench config: data\.spec\.palete: unknown key; did you mean 'palette'\?"),
     ({"data": {"spec": {"size": [32, 32], "blur": "gaussian:-1"}}},

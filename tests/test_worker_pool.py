@@ -98,6 +98,7 @@ def test_no_export_worker_outlives_a_killed_parent(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
     assert wait_for(lambda: not any(alive(pid) for pid in spawned), 15), [p for p in spawned if alive(p)]
+    assert "Traceback" not in process.stderr.read()  # a worker finding its parent gone exits quietly
 
 
 @pytest.mark.slow

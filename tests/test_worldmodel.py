@@ -209,7 +209,7 @@ def test_evaluate_rollout_flag_rolls_a_world_model_run_out(tmp_path, capsys) -> 
     assert main(["evaluate", str(tmp_path / "wm"), "--n-test", "3", "--baselines", "", "--rollout", "grid",
                  "--batch-size", "4", "--no-progress", "--offline"]) == 0
     assert "rollout.json" in capsys.readouterr().out
-    document = json.loads((tmp_path / "wm" / "rollout" / "rollout.json").read_text())
+    document = json.loads((tmp_path / "wm" / "evaluation" / "rollout" / "rollout.json").read_text())
     assert document["feedback"] == "grid"
     closed = next(iter(document["splits"]["test_id"].values()))["closed_loop"]
     assert [row["n"] for row in closed][:1] == [3]  # every sequence has a first step
@@ -228,7 +228,7 @@ def test_evaluate_rollout_refuses_a_run_that_is_not_a_world_model(tmp_path, caps
     })
     train(config, tmp_path / "run", progress=False)
     with pytest.raises(ConfigError, match="not a world-model study"):
-        roll_out_run(tmp_path / "run", n_test=2)
+        roll_out_run(tmp_path / "run", out_dir=tmp_path / "run", n_test=2)
 
 
 def test_rollout_plots_follow_the_plot_rules() -> None:

@@ -89,18 +89,18 @@ def test_generate_manifest_is_not_written_through_a_planted_link(tmp_path: Path)
     assert victim.read_text() == "keep" and json.loads((out / "manifest.json").read_text())["counts"]["train"] == 2
 
 
-def test_a_full_disk_while_saving_a_checkpoint_is_one_os_error_and_no_temp_file(
+def test_a_failed_checkpoint_save_leaves_no_temp_file_and_is_judged_by_the_write_not_the_wording(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full_disk(*args, **kwargs):
+    """torch's text alone says nothing: without a failed write it is not called a full disk (the real full disk,
+    a small tmpfs, is in tests/test_failures_round2.py)."""
+    def fails(*args, **kwargs):
         raise RuntimeError("[enforce fail at inline_container.cc:672] . PytorchStreamWriter failed writing file "
                            "data/0: file write failed")
 
-    monkeypatch.setattr(torch, "save", full_disk)
-    with pytest.raises(OSError) as caught:
+    monkeypatch.setattr(torch, "save", fails)
+    with pytest.raises(RuntimeError):
         save_checkpoint(tmp_path / "checkpoints" / "last.pt", {"step": 1})
-    assert "is the disk full" in str(caught.value)
-    assert caught.value.filename == str(tmp_path / "checkpoints" / "last.pt")
     assert os.listdir(tmp_path / "checkpoints") == []
 
 

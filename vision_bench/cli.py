@@ -22,6 +22,7 @@ from typing import Any
 from vision_bench import __version__, commands, interrupts
 from vision_bench.commands._common import warn_old_spellings
 from vision_bench.errors import UserError
+from vision_bench.threads import prefer_passive_waits
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -31,7 +32,7 @@ OS_ERROR_FIXES = {
     errno.EDQUOT: "free some space and re-run the same command (it resumes or starts clean)",
     errno.EACCES: "check the permissions, or choose another folder",
     errno.EPERM: "check the permissions, or choose another folder",
-    errno.EROFS: "the file system is read-only; choose another folder",
+    errno.EROFS: "choose a folder on a writable file system",
     errno.EISDIR: "give a file, not a folder",
     errno.ENOTDIR: "a part of the path is a file, not a folder; check the path",
     errno.ELOOP: "the path is a symbolic link, which is not followed; remove the link or choose another path",
@@ -154,6 +155,7 @@ def configure_logging(command: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen command."""
+    prefer_passive_waits()  # before any command imports torch: idle threads sleep instead of spinning
     for stream in (sys.stdout, sys.stderr):  # a path that is not valid UTF-8 is printed escaped, never an error
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")

@@ -32,7 +32,8 @@ class StrictConfig(BaseModel):
         """Validate a plain mapping (as read from YAML); problems raise `ConfigError("SOURCE: KEY: ...")`."""
         source = source or cls.config_name
         if not isinstance(data, dict):
-            raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}")
+            raise ConfigError(f"{source}: expected a mapping of keys, got {type(data).__name__}; write the config as "
+                              "`key: value` lines")
         try:
             return cls.model_validate(data)
         except ValidationError as error:

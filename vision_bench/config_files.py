@@ -23,12 +23,15 @@ def read_yaml(path: Path, overrides: Sequence[str] = ()) -> Any:
     """The parsed YAML document at `path` with `overrides` (`key.path=value`) applied; a missing file or
     bad syntax raises `ConfigError` naming the file."""
     if not path.is_file():
-        raise ConfigError(f"{path} does not exist; pass the path of a YAML file")
+        problem = "is a folder" if path.is_dir() else "does not exist"
+        raise ConfigError(f"{path} {problem}; pass the path of a YAML file")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         detail = " ".join(str(error).split())  # one line: the parser's message spans several
         raise ConfigError(f"{path}: not valid YAML ({detail}); fix the syntax") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file (not UTF-8); pass the path of a YAML file") from None
     return apply_overrides(data, overrides) if overrides else data
 
 

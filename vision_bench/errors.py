@@ -20,6 +20,11 @@ class TransformationError(UserError):
     """A transformation that cannot be applied: an object leaves the grid or overlaps another."""
 
 
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none): what a one-line message quotes."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
 __all__ = [
     "ConfigError",
     "GridError",
@@ -27,4 +32,5 @@ __all__ = [
     "TransformationError",
     "UnknownNameError",
     "UserError",
+    "first_line",
 ]

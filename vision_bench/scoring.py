@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from render.codec import MAX_PIXELS, ImageTooLargeError, image_size, load
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
 from vision_bench.metrics import METRICS, compute_metrics, decode_predictions, summarize
@@ -30,6 +31,11 @@ IMAGE_METRICS = ("mse", "mse_sum", "psnr", "ssim", "lpips")
 GRID_METRICS = ("grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "paper_obj_ppa",
                 "object_accuracy", "color_accuracy", "shape_accuracy")
 BATCH = 32
+BATCH_PIXELS = BATCH * 256 * 256
+"""Pixels per image in one batch at most: 32 pairs up to 256 x 256, one pair of a larger image at a time."""
+BYTES_PER_PIXEL = 150
+"""Memory a pair takes to score, per pixel of one image (the five image metrics on a CPU: 1.7 GB at the peak for a
+2048 x 2048 pair, 1.0 GB for a 64 x 64 pair; 11 GB for a 9000 x 9000 pair)."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +115,10 @@ def check_metrics(names: Sequence[str], decodable: bool) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _load(path: Path) -> torch.Tensor:
-    from vision_bench.data.images import load_image_tensor
+def _load(path: Path, max_pixels: int) -> torch.Tensor:
+    from vision_bench.data.images import image_tensor
 
-    return load_image_tensor(path)
+    return image_tensor(load(path, max_pixels=max_pixels))
 
 
 def score_pairs(
@@ -124,16 +130,19 @@ def score_pairs(
     spec: RenderSpec | None = None,
     grid_shape: tuple[int, int] | None = None,
     unpaired: Sequence[Path] = (),
+    max_pixels: int = MAX_PIXELS,
 ) -> Scores:
-    """Every requested metric for every pair, batched by image size, on `device`."""
+    """Every requested metric for every pair, batched by image size, on `device`; images of more than `max_pixels`
+    pixels are refused before any is decoded."""
     device = torch.device(device)
+    batches = _batches(pairs, max_pixels)
     perceptual = resolve_lpips(lpips, device) if "lpips" in metrics else None
     values: dict[str, list[torch.Tensor]] = {name: [] for name in metrics}
     status: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
-    for batch in _batches(pairs):
-        pred = torch.stack([_load(p.pred) for p in batch])
-        target = torch.stack([_load(p.target) for p in batch])
+    for batch in batches:
+        pred = torch.stack([_load(p.pred, max_pixels) for p in batch])
+        target = torch.stack([_load(p.target, max_pixels) for p in batch])
         grids = {}
         if spec is not None and grid_shape is not None and any(m in GRID_METRICS for m in metrics):
             shapes = [grid_shape] * len(batch)
@@ -160,24 +169,32 @@ def _reported(name: str, value: float) -> float:
     return value * 100 if spec.percent else value
 
 
-def _batches(pairs: Sequence[Pair]) -> list[list[Pair]]:
-    """Pairs grouped by image size (checked per pair), at most `BATCH` per group."""
-    from PIL import Image
-
+def _batches(pairs: Sequence[Pair], max_pixels: int) -> list[list[Pair]]:
+    """Pairs grouped by image size (read from the headers, checked per pair against `max_pixels`), at most `BATCH`
+    per group and `BATCH_PIXELS` pixels per image."""
     groups: dict[tuple[int, int], list[Pair]] = {}
     for pair in pairs:
-        sizes = []
-        for path in (pair.pred, pair.target):
-            try:
-                with Image.open(path) as image:
-                    sizes.append(image.size)
-            except (OSError, SyntaxError, ValueError) as error:
-                raise ConfigError(f"{path}: cannot read the image ({error}); replace or remove it") from None
+        sizes = [_size(path, max_pixels) for path in (pair.pred, pair.target)]
         if sizes[0] != sizes[1]:
             raise ConfigError(f"{pair.pred} is {sizes[0][0]}x{sizes[0][1]} but {pair.target} is "
                               f"{sizes[1][0]}x{sizes[1][1]}: a prediction and its target must have the same size")
         groups.setdefault(sizes[0], []).append(pair)
-    return [group[i:i + BATCH] for group in groups.values() for i in range(0, len(group), BATCH)]
+    batches = []
+    for (width, height), group in groups.items():
+        size = max(1, min(BATCH, BATCH_PIXELS // (width * height)))
+        batches += [group[i:i + size] for i in range(0, len(group), size)]
+    return batches
+
+
+def _size(path: Path, max_pixels: int) -> tuple[int, int]:
+    """(width, height) of the image at `path`, refused over `max_pixels` with the option that raises the limit."""
+    try:
+        return image_size(path, max_pixels)
+    except ImageTooLargeError as error:
+        (width, height), pixels = error.size, error.size[0] * error.size[1]
+        raise ConfigError(f"{path} is {width}x{height} pixels ({pixels:,}), more than --max-pixels {max_pixels:,}; "
+                          f"a pair of that size takes about {pixels * BYTES_PER_PIXEL / 1e9:.1f} GB to score: pass "
+                          f"--max-pixels {pixels} to score it anyway") from None
 
 
 def scores_table(scores: Scores) -> Mapping[str, list[Any]]:

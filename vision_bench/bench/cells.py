@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vision_bench.bench.config import BenchConfig, ModelEntry, is_file_reference
+from vision_bench.data.atomic import output_folder
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, safe_name
 from vision_bench.evaluation.run import OUTPUT_DIR
@@ -65,6 +66,12 @@ def run_dir(out_dir: Path, cell: Cell) -> Path:
     if cell.model is None:
         return out_dir / "baselines" / experiment_dir(cell.experiment)
     return out_dir / "runs" / experiment_dir(cell.experiment) / safe_name(cell.model.display) / f"seed{cell.seed}"
+
+
+def make_run_dir(out_dir: Path, cell: Cell) -> Path:
+    """`run_dir`, every folder below OUT made here or checked not to be a link (`output_folder`), so that no
+    cell writes through a folder link placed in the bench."""
+    return output_folder(out_dir, *run_dir(out_dir, cell).relative_to(out_dir).parts)
 
 
 def is_finished(out_dir: Path, cell: Cell) -> bool:

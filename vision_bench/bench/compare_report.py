@@ -38,7 +38,7 @@ from vision_bench.bench.report import (
     write_report,
 )
 from vision_bench.bench.tables import short
-from vision_bench.data.atomic import atomic_output
+from vision_bench.data.atomic import atomic_output, output_folder
 from vision_bench.errors import UserError
 from vision_bench.evaluation.outputs import (
     METRICS_FILE,
@@ -221,8 +221,8 @@ def run_compare_metrics(
     seed: int = 0,
 ) -> CompareResult:
     """The perturbation study on `targets` (skipped when None) and, with `run`, the correlation study."""
-    out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_folder(Path(out_dir).resolve())  # figures are linked relative to the report, whatever the cwd
+    output_folder(out_dir, PLOTS_DIR, make=False)  # the plots never go through a folder link placed there
     report = Report("Which metric should I trust?")
     study = None
     if targets is not None:

@@ -25,6 +25,7 @@ from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
+from vision_bench.tasks.config import Seed
 from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class BenchConfig(StrictConfig):
     name: str = "bench"
     experiments: tuple[str, ...]
     models: tuple[ModelEntry, ...]
-    seeds: tuple[int, ...] = (0,)
+    seeds: tuple[Seed, ...] = (0,)
     baselines: tuple[str, ...] = BASELINES
     data: DataSection = DataSection()
     train: SharedSections = Field(default_factory=dict)

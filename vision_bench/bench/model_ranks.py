@@ -135,9 +135,9 @@ def write_model_ranks(results: Sequence[ModelRankAgreement], out_dir: Path, benc
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from vision_bench.data.atomic import atomic_output, atomic_write_text
+    from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_folder(out_dir)
     header = list(ModelRankAgreement.__dataclass_fields__)
     lines = [",".join(header)] + [",".join(str(r.to_dict()[key]) for key in header) for r in results]
     atomic_write_text(out_dir / "model_ranks.csv", "\n".join(lines) + "\n")

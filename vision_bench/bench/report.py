@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vision_bench.data.atomic import atomic_write_text
+from vision_bench.data.atomic import atomic_write_text, output_folder
 from vision_bench.errors import UserError
 
 
@@ -183,8 +183,7 @@ def to_html(report: Report, base: Path) -> str:
 
 def write_report(report: Report, out_dir: Path, stem: str = "report") -> tuple[Path, Path]:
     """Write `stem.md` and `stem.html` into `out_dir` (each through a temporary file); return both paths."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_folder(out_dir)
     markdown_path, html_path = out_dir / f"{stem}.md", out_dir / f"{stem}.html"
     atomic_write_text(markdown_path, to_markdown(report, out_dir))
     atomic_write_text(html_path, to_html(report, out_dir))

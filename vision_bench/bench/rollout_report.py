@@ -7,7 +7,8 @@ and `sheet_<split>.png` (true frames above closed-loop predictions, step by step
 adds OUT/rollout.md: per-step tables and one plot per setting, split and metric
 (OUT/plots/rollout_*.png), GA in percent, MSE and LPIPS on a log axis, the rollout step on the x
 axis, closed loop solid and one step dashed, scales and legend (below the axes) as every bench plot
-(`vision_bench.bench.plots`).
+(`vision_bench.bench.plots`). `vision-bench evaluate RUN --rollout` rolls one run out into
+OUT/rollout/ (OUT: its --out, by default RUN/evaluation), never outside the evaluation's folder.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from PIL import Image, ImageDraw
 
 from render.spec import RenderSpec
 from vision_bench.bench.plots import apply_scale, integer_ticks, legend_below, value_scale
-from vision_bench.data.atomic import atomic_output, atomic_write_text
+from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.rollout import (
     METRICS,
@@ -62,21 +63,46 @@ def is_rollout_experiment(experiment: str) -> bool:
 def roll_out(predictors: Mapping[str, torch.nn.Module], task_config: Any, spec: RenderSpec, out_dir: Path, *,
              splits: Sequence[str], device: torch.device | str, batch_size: int, sheet_samples: int,
              feedback: str = "image", extra: Mapping[str, Any] | None = None) -> Path:
-    """Roll `predictors` out on `splits` of `task_config`; write OUT_DIR/rollout.json and one sheet per split."""
+    """Roll `predictors` out on `splits` of `task_config`; write OUT_DIR/rollout/rollout.json and one sheet per
+    split beside it (the rollout folder is made, never followed as a link, once the rollout is computed)."""
     status: dict[str, str] = {}
     results = {split: rollout_predictors(predictors, task_config, split, spec, device=device, batch_size=batch_size,
                                          feedback=feedback, sheet_samples=sheet_samples, status=status)
                for split in splits}
+    out_dir = output_folder(out_dir, ROLLOUT_DIR)
     for split, by_name in results.items():
         write_rollout_sheet(by_name, out_dir / f"sheet_{split}.png")
     return write_rollout(out_dir, rollout_metrics(results, feedback=feedback, status=status, extra=extra))
 
 
-def roll_out_run(run_folder: Path, *, checkpoint: str = "best", splits: Sequence[str] = ("test_id", "test_ood"),
-                 n_test: int | None = None, device: str = "auto", batch_size: int = 32, sheet_samples: int = 2,
-                 feedback: str = "image") -> Path:
+def rollout_study(config: Any, run_folder: Path) -> str:
+    """The world-model study a run (its `TrainConfig`) was trained on; a `ConfigError` when it has none."""
+    dataset = config.dataset
+    if dataset.study is None:
+        raise ConfigError(f"{run_folder} was trained on {dataset.path or 'an inline task'}, not a study; rollouts "
+                          "regenerate whole sequences from a study id (dataset.study: worldmodel/...)")
+    if not is_rollout_experiment(dataset.study):
+        raise ConfigError(f"{run_folder} was trained on {dataset.study}, not a world-model study; rollouts need "
+                          f"one-step training (dataset.study: {PREFIX}...)")
+    return str(dataset.study)
+
+
+def check_rollout_run(run_folder: Path, checkpoint: str = "best") -> None:
+    """Refuse a run that cannot be rolled out, from its checkpoint's config alone (no model is built), so that
+    `evaluate --rollout` fails before it evaluates anything."""
+    from vision_bench.evaluation.run import checkpoint_path
+    from vision_bench.train.checkpoint import config_of, read_checkpoint
+
+    path = checkpoint_path(run_folder, checkpoint)
+    rollout_study(config_of(read_checkpoint(path), path), run_folder)
+
+
+def roll_out_run(run_folder: Path, *, out_dir: Path, checkpoint: str = "best",
+                 splits: Sequence[str] = ("test_id", "test_ood"), n_test: int | None = None, device: str = "auto",
+                 batch_size: int = 32, sheet_samples: int = 2, feedback: str = "image") -> Path:
     """The trained model of RUN_FOLDER rolled out on its study's sequences (`n_test` per split; by default
-    as many as `evaluate` tests, see `default_test_size`), into RUN_FOLDER/rollout/."""
+    as many as `evaluate` tests, see `default_test_size`), into OUT_DIR/rollout/ (`evaluate --rollout`:
+    the evaluation's folder; a bench: the cell's folder)."""
     from vision_bench.data.sources import load_config
     from vision_bench.evaluation.data import default_test_size
     from vision_bench.evaluation.run import checkpoint_path, pick_device
@@ -86,19 +112,14 @@ def roll_out_run(run_folder: Path, *, checkpoint: str = "best", splits: Sequence
     target = pick_device(device)
     path = checkpoint_path(run_folder, checkpoint)
     model, config, _ = load_checkpoint(path, device=target)
+    study = rollout_study(config, run_folder)
     dataset = config.dataset
-    if dataset.study is None:
-        raise ConfigError(f"{run_folder} was trained on {dataset.path or 'an inline task'}, not a study; rollouts "
-                          "regenerate whole sequences from a study id (dataset.study: worldmodel/...)")
-    if not is_rollout_experiment(dataset.study):
-        raise ConfigError(f"{run_folder} was trained on {dataset.study}, not a world-model study; rollouts need "
-                          f"one-step training (dataset.study: {PREFIX}...)")
     if n_test is None:
         n_test = default_test_size(dataset.n_val)
-    task = load_config(dataset.study, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
-    return roll_out({config.model.name: model}, task, resolve_spec(config), run_folder / ROLLOUT_DIR, splits=splits,
+    task = load_config(study, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
+    return roll_out({config.model.name: model}, task, resolve_spec(config), out_dir, splits=splits,
                     device=target, batch_size=batch_size, sheet_samples=sheet_samples, feedback=feedback,
-                    extra={"model": config.model.name, "checkpoint": str(path), "study": dataset.study})
+                    extra={"model": config.model.name, "checkpoint": str(path), "study": study})
 
 
 def roll_out_baselines(folder: Path, experiment: str, names: Sequence[str], spec: RenderSpec, *,
@@ -112,7 +133,7 @@ def roll_out_baselines(folder: Path, experiment: str, names: Sequence[str], spec
     if not predictors:
         return None
     task = load_config(experiment, n_train=n_train, n_val=n_val, n_test=n_test)
-    return roll_out(predictors, task, spec, folder / ROLLOUT_DIR, splits=splits, device=pick_device(device),
+    return roll_out(predictors, task, spec, folder, splits=splits, device=pick_device(device),
                     batch_size=batch_size, sheet_samples=sheet_samples, extra={"study": experiment})
 
 
@@ -233,8 +254,7 @@ def write_rollout_report(out_dir: Path, folders: Sequence[tuple[str, str | None,
             continue  # LPIPS was unavailable
         name = safe_name(f"rollout_{setting}_{split}_{metric}")
         figure = plot_rollout(by_predictor, metric, f"{setting}, {split}: {LABELS[metric]} per step")
-        path = out_dir / "plots" / f"{name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = output_folder(out_dir, "plots") / f"{name}.png"
         with atomic_output(path) as temporary:
             figure.savefig(temporary, format="png")
         lines += [f"## {setting}, {split}: {LABELS[metric]}", "", f"![{name}](plots/{name}.png)", "",
@@ -265,11 +285,13 @@ def _number(values: Sequence[float] | None) -> str:
 
 
 __all__ = [
+    "check_rollout_run",
     "is_rollout_experiment",
     "plot_rollout",
     "roll_out",
     "roll_out_baselines",
     "roll_out_run",
+    "rollout_study",
     "write_rollout_report",
     "write_rollout_sheet",
 ]

@@ -33,7 +33,16 @@ import yaml
 from tqdm import tqdm
 
 from vision_bench.bench.aggregate import CellResult
-from vision_bench.bench.cells import Cell, check_shard, experiment_dir, is_finished, plan_cells, run_dir, shard_cells
+from vision_bench.bench.cells import (
+    Cell,
+    check_shard,
+    experiment_dir,
+    is_finished,
+    make_run_dir,
+    plan_cells,
+    run_dir,
+    shard_cells,
+)
 from vision_bench.bench.config import (
     BenchConfig,
     alpha_of,
@@ -53,7 +62,7 @@ from vision_bench.bench.rollout_report import (
     write_rollout_report,
 )
 from vision_bench.bench.summary import build_report, terminal_summary
-from vision_bench.data.atomic import atomic_write_text, temp_path_for
+from vision_bench.data.atomic import atomic_write_text, output_folder, temp_path_for
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
@@ -102,11 +111,13 @@ class _Bench:
     the cell trained, the baselines on `device` or the shared `train.runtime.device`.
     """
 
-    def __init__(self, config: BenchConfig, out_dir: Path, progress: bool, device: str | None) -> None:
+    def __init__(self, config: BenchConfig, out_dir: Path, progress: bool, device: str | None,
+                 trust_stored_data: bool = False) -> None:
         self.config = config
         self.out_dir = out_dir
         self.progress = progress
         self.device = device
+        self.trust_stored_data = trust_stored_data  # see `evaluate_run`
         studies = [e for e in config.experiments if not is_file_reference(e)]
         self.experiments = resolve_experiments(config.experiments, _known_studies() if studies else [])
         self._spec: Any = None
@@ -178,10 +189,12 @@ class _Bench:
 
         root = self.export_dir(experiment)
         task, options = task_config(experiment, self.config.data), ExportOptions(format="grids")
+        parts = root.relative_to(self.out_dir).parts  # data/NAME: made here or checked, never a folder link
+        output_folder(self.out_dir, *parts, make=False)
         if root.exists():  # confirms a published export (or resumes one an earlier version left unfinished)
             export_dataset(task, self.spec, root, options)
             return root
-        root.parent.mkdir(parents=True, exist_ok=True)
+        output_folder(self.out_dir, *parts[:-1])
         staging = temp_path_for(root)
         try:
             export_dataset(task, self.spec, staging, options)
@@ -218,19 +231,20 @@ class _Bench:
 
         if is_file_reference(cell.experiment):
             self.export(cell.experiment)
-        folder = run_dir(self.out_dir, cell)
+        folder = make_run_dir(self.out_dir, cell)
         train_config = self.train_config(cell)
         resume = (folder / "checkpoints" / "last.pt").is_file()
         train(train_config, folder, resume=resume, progress=self.progress)
         evaluation = self.config.evaluate
+        logger.info("evaluating %s on %s", _short_label(cell), ", ".join(evaluation.splits))
         if is_rollout_experiment(cell.experiment) and not (folder / ROLLOUT_DIR / ROLLOUT_FILE).is_file():
-            roll_out_run(folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits,
+            roll_out_run(folder, out_dir=folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits,
                          n_test=self.config.data.n_test, device=train_config.runtime.device,
                          batch_size=evaluation.batch_size, sheet_samples=evaluation.sheet_samples)
         evaluate_run(
             folder, checkpoint=evaluation.checkpoint, splits=evaluation.splits, n_test=self.config.data.n_test,
             baselines=(), device=train_config.runtime.device, batch_size=evaluation.batch_size,
-            sheet_samples=evaluation.sheet_samples, progress=self.progress,
+            sheet_samples=evaluation.sheet_samples, progress=self.progress, trust_stored_data=self.trust_stored_data,
         )
 
     def evaluate_baselines(self, cell: Cell) -> None:
@@ -244,7 +258,7 @@ class _Bench:
                                          n_val=data.n_val, n_test=data.n_test)
         device = pick_device(self.baseline_device())
         batch_size = self.config.evaluate.batch_size
-        folder = run_dir(self.out_dir, cell)
+        folder = make_run_dir(self.out_dir, cell)
         if is_rollout_experiment(cell.experiment) and not (folder / ROLLOUT_DIR / ROLLOUT_FILE).is_file():
             roll_out_baselines(folder, cell.experiment, self.config.baselines, self.spec, splits=splits,
                                n_train=data.n_train, n_val=data.n_val, n_test=data.n_test,
@@ -253,7 +267,7 @@ class _Bench:
         models, notes = build_baselines(self.config.baselines, evaluation_data, device, batch_size)
         evaluation_data.notes.extend(notes)
         evaluate_predictors(
-            models, evaluation_data, run_dir(self.out_dir, cell) / OUTPUT_DIR, device=device, batch_size=batch_size,
+            models, evaluation_data, output_folder(folder, OUTPUT_DIR), device=device, batch_size=batch_size,
             sheet_samples=self.config.evaluate.sheet_samples, extra={"experiment": cell.experiment},
             progress=self.progress,
         )
@@ -297,10 +311,12 @@ def run_bench(
     num_shards: int = 1,
     shard_index: int = 0,
     collect_only: bool = False,
+    trust_stored_data: bool = False,
 ) -> BenchResult:
     """Compute the unfinished cells (all, or one shard's), then write the report and results unless this is
-    one shard of several; `collect_only` computes nothing and refuses while cells are missing. See the
-    module docstring."""
+    one shard of several; `collect_only` computes nothing and refuses while cells are missing;
+    `trust_stored_data` lets cells already in OUT be evaluated on a command or URL their checkpoint names
+    (`evaluate_run`). See the module docstring."""
     config = load_bench_config(config)
     check_shard(num_shards, shard_index)
     if collect_only and num_shards > 1:
@@ -308,7 +324,7 @@ def run_bench(
     out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     if collect_only and not (out_dir / BENCH_FILE).is_file():
         raise ConfigError(f"{out_dir} holds no bench ({BENCH_FILE} is missing); run the bench or its shards first")
-    bench = _Bench(config, out_dir, progress, device)
+    bench = _Bench(config, out_dir, progress, device, trust_stored_data)
     check_layout(config, bench.experiments, bench.spec)
     plan = plan_cells(config, bench.experiments)
     bench.check(plan)
@@ -316,7 +332,7 @@ def run_bench(
     _check_out_dir(out_dir, resolved, sharded=num_shards > 1)
     if collect_only:
         return _collect(bench, plan, computed=[], skipped=[cell.label() for cell in plan])
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_folder(out_dir)
     _publish_bench_file(out_dir, resolved, sharded=num_shards > 1)
     mine = shard_cells(plan, num_shards, shard_index)
     if num_shards > 1:

@@ -7,12 +7,12 @@ into OUT/sheets/ so the report folder holds every image it links.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.report import Figure
+from vision_bench.data.atomic import atomic_write_bytes, output_folder
 from vision_bench.evaluation.outputs import SHEETS_DIR, safe_name
 from vision_bench.evaluation.run import OUTPUT_DIR
 
@@ -38,7 +38,6 @@ def experiment_label(cell: CellResult) -> str:
 def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: Path) -> list[Figure]:
     """Copy the representative cells' sheets to OUT/sheets and return them as report figures."""
     figures = []
-    target_dir = Path(out_dir) / SHEETS_DIR
     for cell in representative_cells(cells):
         source_dir = cell.run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.model or cell.predictor)
         for split in splits:
@@ -48,8 +47,8 @@ def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: 
                     continue
                 name = (f"{safe_name(cell.predictor)}__{safe_name(experiment_label(cell))}"
                         f"__seed{cell.seed}__{split}_{kind}.png")
-                target_dir.mkdir(parents=True, exist_ok=True)
-                target = shutil.copyfile(source, target_dir / name)
+                target = output_folder(out_dir, SHEETS_DIR) / name
+                atomic_write_bytes(target, source.read_bytes())  # never through a link placed at the target
                 caption = f"{cell.predictor} on {experiment_label(cell)} (seed {cell.seed}): {kind} {split} samples"
                 figures.append(Figure(Path(target), caption))
     return figures

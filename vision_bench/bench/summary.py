@@ -19,6 +19,7 @@ from vision_bench.bench.plots import (
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
+from vision_bench.data.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.train.logging import METRICS_FILE, read_records
 
@@ -119,6 +120,7 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
 
 def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path) -> Report:
     """The whole report; plots and sheets are written under `out_dir` as a side effect."""
+    output_folder(out_dir, PLOTS_DIR, make=False)  # the plots never go through a folder link placed there
     splits = tuple(config.evaluate.splits)
     id_split = next((s for s in splits if s.endswith("_id")), splits[0])
     ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])

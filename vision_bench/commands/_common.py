@@ -2,7 +2,8 @@
 
 `--no-progress` hides progress bars; `--quiet` also hides informational messages (results and
 errors are still printed); `--device` chooses where a model runs; `--set key.path=value`
-overrides one key of a YAML config, validated like the file. A renamed option keeps its old
+overrides one key of a YAML config, validated like the file; `check_out_folder` refuses an `--out`
+that holds another command's output. A renamed option keeps its old
 spelling for one release as a hidden alias (`add_old_spelling`); the command line prints one
 deprecation line when it is used (`warn_old_spellings`).
 """
@@ -11,12 +12,25 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 DEVICE_CHOICES = "where models run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:1, mps"
 DEVICE_HELP = f"{DEVICE_CHOICES} (default: auto)"
 OLD_SPELLINGS = "old_spellings"  # the namespace attribute listing the (old, new) spellings used
+OUT_FOLDER_MARKS = (
+    ("bench.yaml", "a bench", ("bench", "quickstart")),
+    ("checkpoints", "a training run", ("train",)),
+    ("metrics.jsonl", "a training run", ("train",)),
+    ("manifest.json", "a dataset export", ("export", "generate")),
+    ("_progress", "an unfinished export", ("export",)),
+    ("model.safetensors", "an exported model", ("export-model",)),
+    ("metrics.json", "an evaluation", ("evaluate",)),
+)
+"""(a name a command writes at the top of its --out first, what the folder then holds, the commands that
+may write into it)."""
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +54,20 @@ def add_device_argument(parser: argparse.ArgumentParser, default: str | None = "
     (train: the config's runtime.device)."""
     help_text = DEVICE_HELP if default_text is None else f"{DEVICE_CHOICES} (default: {default_text})"
     parser.add_argument("--device", default=default, help=help_text)
+
+
+def check_out_folder(out: str | os.PathLike[str], command: str) -> None:
+    """Refuse an --out that is a file, or that holds another command's output (a run, an export, a bench,
+    ...), before anything is written: the files of two tools must not mix in one folder."""
+    from vision_bench.errors import ConfigError  # here: `vision-bench --help` stays fast
+
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {folder} is a file, not a folder; give a new or empty folder")
+    for name, holds, owners in OUT_FOLDER_MARKS:
+        if command not in owners and os.path.lexists(folder / name):
+            raise ConfigError(f"--out {folder} holds {holds} ({name}), which {command} must not mix its files "
+                              "into; give a new or empty folder")
 
 
 def add_set_argument(parser: argparse.ArgumentParser, example: str = "training.epochs=3") -> None:

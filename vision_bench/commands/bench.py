@@ -14,7 +14,13 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vision_bench.commands._common import add_device_argument, add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._common import (
+    add_device_argument,
+    add_progress_arguments,
+    add_set_argument,
+    check_out_folder,
+    show_progress,
+)
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 from vision_bench.errors import ConfigError
 
@@ -36,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--collect-only", action="store_true",
                         help="compute nothing: gather the finished cells of every shard and write the report, "
                         "results.csv and results.json; refuses, naming them, while cells are missing")
+    parser.add_argument("--trust-stored-data", action="store_true",
+                        help="evaluate runs already in --out on the data their checkpoints name even when it is a "
+                        "pipe: command, URL or hf:// Hub id, which are otherwise refused (a bench never writes one): "
+                        "only for a folder you trust")
     add_set_argument(parser, example="train.training.epochs=3")
     add_device_argument(parser, default=None, default_text="each cell's train.runtime.device, auto unless set")
     add_progress_arguments(parser)
@@ -48,10 +58,12 @@ def run(args: argparse.Namespace) -> int:
     num_shards, shard_index = _shard(args)
     progress = show_progress(args)
     config = BenchConfig.from_yaml(args.config, args.overrides)
+    check_out_folder(args.out, NAME)
     if not args.collect_only:
         prepare_lpips("alex", args.offline)
     result = run_bench(config, args.out, progress=progress, device=args.device, num_shards=num_shards,
-                       shard_index=shard_index, collect_only=args.collect_only)
+                       shard_index=shard_index, collect_only=args.collect_only,
+                       trust_stored_data=args.trust_stored_data)
     if result.shard is not None:
         print(_shard_summary(args, result))
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vision_bench.commands._common import add_progress_arguments, show_progress
+from vision_bench.commands._common import add_progress_arguments, check_out_folder, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "compare-metrics"
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     show_progress(args)  # no progress bar yet; --quiet still silences informational messages
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
+    check_out_folder(args.out, NAME)
     for option, path in (("--run", args.run), ("--data", args.data), ("--spec", args.spec),
                          *(("--bench", bench) for bench in args.bench or ())):
         if path is not None and not path.exists():

@@ -1,7 +1,8 @@
 """`vision-bench evaluate RUN_DIR`: every metric per split and per sample, plus sample sheets.
 
-Writes RUN_DIR/evaluation/metrics.json, samples.parquet and sheets/ (see
-`vision_bench.evaluation.outputs`), for the run's model and the baselines next to it.
+Writes RUN_DIR/evaluation/ (or --out): metrics.json, samples.parquet and sheets/ (see
+`vision_bench.evaluation.outputs`), for the run's model and the baselines next to it; with --rollout
+also rollout/ there. Nothing is written outside that folder, nor through a folder link placed in it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, check_out_folder, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 NAME = "evaluate"
@@ -30,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="evaluate on this data instead of the run's own: an export directory, a folder of "
                         "image pairs, a Hugging Face dataset (folder or hf://user/name) or WebDataset shards "
                         "(a {split} brace pattern, URL or pipe: command)")
+    parser.add_argument("--trust-stored-data", action="store_true",
+                        help="read the run's own data even when its checkpoint names a pipe: command, URL or "
+                        "hf:// Hub id, which are otherwise refused (whoever made the run chose them): only for a "
+                        "run you trust")
     parser.add_argument("--n-test", type=int, default=None,
                         help="samples per test split when the run's data is an on-the-fly study "
                         "(default: max(dataset.n_val, 100) when the run set dataset.n_val, else the study's test size)")
@@ -46,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rollout", choices=("image", "grid"), default=None,
                         help="a world-model run (dataset.study worldmodel/...): also roll it out over whole "
                         "sequences, feeding back each predicted image as it is (image) or decoded and re-rendered "
-                        "(grid), scored per step into RUN_DIR/rollout/ (default: no rollout)")
+                        "(grid), scored per step into OUT/rollout/ (OUT: --out, default RUN_DIR/evaluation; "
+                        "default: no rollout)")
     add_lpips_arguments(parser)
     add_progress_arguments(parser)
 
@@ -75,12 +81,16 @@ def run(args: argparse.Namespace) -> int:
     progress = show_progress(args)
     if args.batch_size < 1 or args.sheet_samples < 1 or (args.n_test is not None and args.n_test < 1):
         raise ConfigError("--batch-size, --sheet-samples and --n-test must be positive integers")
+    if args.out is not None:
+        check_out_folder(args.out, NAME)
+    if args.rollout is not None:
+        _prepare_rollout(args)
     prepare_lpips(args.lpips_net, args.offline)
     result = evaluate_run(
         args.run_dir, checkpoint=args.checkpoint, splits=args.splits, data=args.data, n_test=args.n_test,
         baselines=args.baselines, out_dir=args.out, device=args.device, batch_size=args.batch_size,
         lpips=args.lpips_net, sheet_samples=args.sheet_samples, progress=progress,
-        save_predictions=args.save_predictions,
+        save_predictions=args.save_predictions, trust_stored_data=args.trust_stored_data,
     )
     metrics = result.metrics
     print(summary_table(metrics))
@@ -90,8 +100,22 @@ def run(args: argparse.Namespace) -> int:
     if args.rollout is not None:
         from vision_bench.bench.rollout_report import roll_out_run
 
-        rollout = roll_out_run(args.run_dir, checkpoint=args.checkpoint, splits=args.splits, n_test=args.n_test,
-                               device=args.device, batch_size=args.batch_size, sheet_samples=args.sheet_samples,
-                               feedback=args.rollout)
+        rollout = roll_out_run(args.run_dir, out_dir=result.out_dir, checkpoint=args.checkpoint, splits=args.splits,
+                               n_test=args.n_test, device=args.device, batch_size=args.batch_size,
+                               sheet_samples=args.sheet_samples, feedback=args.rollout)
         print(f"wrote the per-step rollout scores {rollout} and its sheets beside it")
     return 0
+
+
+def _prepare_rollout(args: argparse.Namespace) -> None:
+    """Everything that would stop the rollout, checked before the evaluation runs: a run that is not a world
+    model, an output folder that cannot be written (read-only), a rollout/ placed there as a link or a file."""
+    from vision_bench.bench.rollout_report import check_rollout_run
+    from vision_bench.data.atomic import check_writable, output_folder
+    from vision_bench.evaluation.rollout import ROLLOUT_DIR
+    from vision_bench.evaluation.run import evaluation_dir
+
+    check_rollout_run(args.run_dir, args.checkpoint)
+    out = evaluation_dir(args.run_dir, args.out, make=False)  # made later, by the evaluation: a failure leaves none
+    check_writable(next(folder for folder in (out, *out.parents) if folder.exists()))
+    output_folder(out, ROLLOUT_DIR, make=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._common import add_progress_arguments, add_set_argument, check_out_folder, show_progress
 from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments
 from vision_bench.commands._scale import add_count_arguments, announce, counts, plan_splits
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
+    check_out_folder(args.out, NAME)
     config = load_config(args.study, args.config, **counts(args), seed=args.seed, overrides=args.overrides)
     options = ExportOptions(
         format=args.format, image_format=args.image_format, frames=args.frames, masks=args.masks,

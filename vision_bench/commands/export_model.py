@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision_bench.commands._common import check_out_folder
+
 NAME = "export-model"
 HELP = ("write a trained run's model as model.safetensors + config.json (+ encoder.safetensors, README.md) "
         "for vision_bench.models.load_pretrained")
@@ -30,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.train.checkpoint import config_of, load_model_state, read_checkpoint
     from vision_bench.train.components import model_options, resolve_spec
 
+    check_out_folder(args.out, NAME)
     path = checkpoint_path(args.run_dir, args.checkpoint)
     payload = read_checkpoint(path)
     config = config_of(payload, path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from vision_bench.commands._common import add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._common import add_progress_arguments, add_set_argument, check_out_folder, show_progress
 from vision_bench.commands._scale import add_count_arguments, announce, counts, plan_splits
 
 NAME = "generate"
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
+    check_out_folder(args.out, NAME)
     config = load_config(args.study, args.config, **counts(args), seed=args.seed, overrides=args.overrides)
     out = Path(args.out)
     manifest_path = out / "manifest.json"

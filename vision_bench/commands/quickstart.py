@@ -6,7 +6,7 @@ import argparse
 import logging
 import time
 
-from vision_bench.commands._common import add_device_argument, add_progress_arguments, show_progress
+from vision_bench.commands._common import add_device_argument, add_progress_arguments, check_out_folder, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
 
 logger = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     progress = show_progress(args)
+    check_out_folder(args.out, NAME)
     logger.info("%d steps, %s: %s", len(PHASES), ESTIMATE, "; ".join(PHASES))
     logger.info("step 1/%d: %s", len(PHASES), PHASES[0])
     prepare_lpips("alex", args.offline)

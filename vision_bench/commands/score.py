@@ -30,6 +30,13 @@ def _grid(text: str) -> tuple[int, int]:
     return height, width
 
 
+def _pixels(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pred", type=Path, metavar="PRED", help="a predicted image, or a folder of them")
     parser.add_argument("target", type=Path, metavar="TARGET",
@@ -41,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="render spec YAML the images were drawn with (grid metrics)")
     parser.add_argument("--grid", type=_grid, default=None, metavar="HxW", help="grid shape to decode (grid metrics)")
     parser.add_argument("--out", type=Path, default=None, help="write one row per pair to this .parquet or .csv file")
+    parser.add_argument("--max-pixels", type=_pixels, default=None, metavar="N",
+                        help="refuse images of more pixels, read from their headers before decoding (default: "
+                        "4,194,304 = 2048x2048; scoring a pair takes about 150 bytes a pixel)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_device_argument(parser)
     add_lpips_arguments(parser)
@@ -67,8 +77,9 @@ def run(args: argparse.Namespace) -> int:
     pairs, unpaired = pair_files(args.pred, args.target)
     if "lpips" in metrics:
         prepare_lpips(args.lpips_net, args.offline)
+    limit = {} if args.max_pixels is None else {"max_pixels": args.max_pixels}
     scores = score_pairs(pairs, metrics, lpips=args.lpips_net, device=device, spec=spec, grid_shape=args.grid,
-                         unpaired=unpaired)
+                         unpaired=unpaired, **limit)
     if args.out is not None:
         _write(scores, args.out)
     if args.json:

@@ -11,7 +11,13 @@ import argparse
 import logging
 from pathlib import Path
 
-from vision_bench.commands._common import add_device_argument, add_progress_arguments, add_set_argument, show_progress
+from vision_bench.commands._common import (
+    add_device_argument,
+    add_progress_arguments,
+    add_set_argument,
+    check_out_folder,
+    show_progress,
+)
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips_loss
 
 NAME = "train"
@@ -51,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
         config = config.replace(seed=args.seed)
     if args.device is not None:
         config = config.replace(runtime=config.runtime.model_dump() | {"device": args.device})
-    prepare_lpips_loss(config.model.options.get("loss"), args.offline)
     run_dir = args.out if args.out is not None else DEFAULT_RUNS_DIR / args.config.stem
+    check_out_folder(run_dir, NAME)
+    prepare_lpips_loss(config.model.options.get("loss"), args.offline)
     result = train(config, run_dir, resume=args.resume, progress=progress)
     if context_from_environment().is_main:
         for note in result.notes:

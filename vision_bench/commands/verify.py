@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if not report.ok:
         print(f"vision-bench verify: {len(report.problems)} problem(s) in {report.root}; re-run the "
               "`vision-bench export` command that made it (same settings and --out): it rewrites the damaged "
-              "shards and keeps the rest", file=sys.stderr)
+              "shards, removes the files the manifest does not list and keeps the rest", file=sys.stderr)
         return 1
     counts = ", ".join(f"{split} {count}" for split, count in report.counts.items())
     checked = "sizes" if args.quick else "checksums"

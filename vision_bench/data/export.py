@@ -6,14 +6,16 @@ shard: its files go through temporary names and renames, then a progress marker
 files still have the recorded sizes is complete and skipped on a re-run. Whoever finds every shard
 complete (the end of a single run, or any run of a sharded export) writes the `parquet` format's
 dataset card (`README.md`, see `hf_card`), then `manifest.json` from the records, last, then
-removes the markers and any temporary files a killed run left. A manifest therefore never
-describes an unfinished file, and the union of sharded runs plus the manifest is byte-identical to
-a single-machine export. Re-running a finished export rewrites a lost or damaged card.
+removes the markers and every file the manifest does not list (temporary files a killed run left).
+A manifest therefore never describes an unfinished file, and the union of sharded runs plus the
+manifest is byte-identical to a single-machine export. Re-running a finished export rewrites a lost
+or damaged card and removes the files the manifest does not list, which `verify` reports.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -41,12 +43,15 @@ from vision_bench.data.manifest import (
 )
 from vision_bench.data.pool import run_tasks
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE, Shard, plan_shards, select_shards
+from vision_bench.data.verify import unlisted_files
 from vision_bench.tasks.config import TaskConfig
 
 PROGRESS_DIR = "_progress"
 CLAIM_NAME = "export.json"
 IMAGE_FORMATS = ("png", "jpeg")
 Records = dict[str, FileRecord]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -246,9 +251,18 @@ def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerp
     manifest.update(write_card(root, manifest))
     path = write_manifest(root, manifest)
     shutil.rmtree(root / PROGRESS_DIR, ignore_errors=True)
-    for leftover in [p for p in root.rglob(".*") if p.is_file() and is_temp_file(p)]:
-        leftover.unlink(missing_ok=True)
+    _remove_unlisted(root, manifest)
     return path
+
+
+def _remove_unlisted(root: Path, manifest: Mapping[str, Any]) -> None:
+    """Remove the files the manifest does not list (temporary files a killed run left, a stray file),
+    exactly those `verify` reports, so that the re-run it recommends leaves an export that verifies."""
+    names = unlisted_files(root, manifest)
+    for name in names:
+        (root / name).unlink(missing_ok=True)
+    if names:
+        logger.info("%s: removed %d file(s) the manifest does not list: %s", root, len(names), ", ".join(names))
 
 
 def _withdraw_manifest(root: Path, records: Mapping[Shard, Records | None], complete: set[Shard],
@@ -294,6 +308,7 @@ def export_dataset(
     complete = {s for s in shards if _is_complete(root, records[s])}
     if finished is not None and len(complete) == len(shards):
         repair_card(root, read_manifest(root))
+        _remove_unlisted(root, read_manifest(root))  # read again: the repair may have recorded a new card
         return ExportResult(root, skipped=mine, manifest=root / MANIFEST_NAME)
     _claim(root, settings, expected, finished is not None)
     if finished is not None:
@@ -306,7 +321,8 @@ def export_dataset(
         result.written.append(shard)
         if on_shard_done is not None:
             on_shard_done(shard)
-    result.written.sort(key=shards.index)
+    position = {shard: number for number, shard in enumerate(shards)}  # list.index would be quadratic
+    result.written.sort(key=position.__getitem__)
     final = {s: _read_marker(root, s, expected) for s in shards}
     result.incomplete = sum(1 for s in shards if not _is_complete(root, final[s]))
     if result.incomplete == 0:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from vision_bench.data.atomic import atomic_write_bytes
+from vision_bench.data.atomic import atomic_write_bytes, output_folder
 from vision_bench.data.errors import CorruptFileError
 from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.parquet_images import parquet_rows, write_parquet_file
@@ -42,7 +42,7 @@ def write_shard(
     root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
 ) -> dict[str, FileRecord]:
     """Write every image file of the shard, then its metadata Parquet (which names the files)."""
-    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    output_folder(root, shard.split)  # never a folder link placed in the export
     files: dict[str, FileRecord] = {}
     input_files, target_files, sample_files = [], [], []
     for sample, images in zip(samples, encode_samples(samples, context)):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vision_bench.data.atomic import atomic_output
+from vision_bench.data.atomic import atomic_output, output_folder
 from vision_bench.data.manifest import FileRecord, digest_file
 from vision_bench.data.parquet_images import parquet_rows, part_name
 
@@ -26,7 +26,7 @@ def write_shard(
 ) -> dict[str, FileRecord]:
     from vision_bench.tasks.formats import write_parquet
 
-    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    output_folder(root, shard.split)  # never a folder link placed in the export
     name = part_name(shard.split, shard.number)
     with atomic_output(root / name) as temp:
         write_parquet(list(samples), temp)

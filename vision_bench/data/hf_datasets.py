@@ -4,6 +4,9 @@
 `hf://` forces this route for any id or folder; a local folder is also recognised without it when it
 is a `save_to_disk` folder or holds Parquet / Arrow files or a dataset card with `configs:`. The
 `datasets` package is needed only here and imported on first use.
+
+A local folder is read from local files only: one holding a loading script (which older `datasets`
+run) or a card naming remote data files (which `datasets` would fetch) is refused.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import yaml
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
@@ -28,10 +32,17 @@ _PREFIX = re.compile(r"^hf://?")  # `hf://ID` or `hf:///abs/folder`; also `hf:/I
 _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 _DATA_SUFFIXES = (".parquet", ".arrow")
 _CARD = "README.md"
+_CARD_HEADER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")  # huggingface_hub's
 
 
 def is_hf_source(source: str) -> bool:
     return _PREFIX.match(source) is not None
+
+
+def is_local_hf_source(source: str) -> bool:
+    """`hf://FOLDER` (a path, or a folder that exists) rather than a Hub id, which is downloaded."""
+    name = _PREFIX.sub("", source)
+    return name.startswith(("/", ".", "~")) or Path(name).expanduser().is_dir()
 
 
 def looks_like_hf_folder(folder: Path) -> bool:
@@ -57,6 +68,8 @@ def load_splits(source: str) -> Mapping[str, Any]:
     folder = Path(name).expanduser()
     if name.startswith(("/", ".", "~")) and not folder.is_dir():
         raise DataError(f"{source}: no such folder; give a folder that datasets.load_dataset reads, or a Hub id")
+    if folder.is_dir():
+        _check_local_only(folder, source)
     try:
         if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
             loaded = datasets.load_from_disk(str(folder))
@@ -69,6 +82,57 @@ def load_splits(source: str) -> Mapping[str, Any]:
     if isinstance(loaded, datasets.Dataset):  # one saved split
         return {str(loaded.split or "train"): loaded}
     return dict(loaded)
+
+
+def _check_local_only(folder: Path, source: str) -> None:
+    """Refuse a folder that would make `datasets` run code (a loading script) or fetch files (a card's remote
+    `data_files`): a local dataset is read from its own files."""
+    scripts = sorted(path.name for path in folder.glob("*.py"))
+    if scripts:
+        raise DataError(f"{source}: holds a loading script ({scripts[0]}), which vision-bench never runs; keep the "
+                        "data as Parquet / Arrow files (or a save_to_disk folder) and remove the script")
+    remote = [name for name in _card_data_files(folder / _CARD) if "://" in name or "::" in name]
+    if remote:
+        raise DataError(f"{source}: its {_CARD} names remote data files ({remote[0]!r}), which a local folder is not "
+                        "read from; download them into the folder and name them by relative path, or give the Hub id")
+
+
+def _card_data_files(card: Path) -> list[str]:
+    """The `data_files` and `data_dir` entries of the `configs:` block of a dataset card's YAML header."""
+    if not card.is_file():
+        return []
+    block = _CARD_HEADER.match(card.read_text(encoding="utf-8", errors="replace"))
+    try:
+        header = yaml.safe_load(block.group(2)) if block else None
+    except yaml.YAMLError:
+        return []  # `datasets` refuses the card itself
+    configs = header.get("configs") if isinstance(header, dict) else None
+    names: list[str] = []
+    for config in configs if isinstance(configs, list) else []:
+        if isinstance(config, dict):
+            names += _strings(config.get("data_dir")) + _strings(config.get("data_files"))
+    return names
+
+
+def _strings(value: Any) -> list[str]:
+    """The file names in a `data_files` value: a name, a list of names or of {split, path}, or split -> names."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        entries = list(value.values())
+    elif isinstance(value, list):
+        entries = value
+    else:
+        return []
+    names: list[str] = []
+    for entry in entries:
+        if isinstance(entry, dict):
+            entry = entry.get("path")
+        if isinstance(entry, str):
+            names.append(entry)
+        elif isinstance(entry, list):
+            names += [name for name in entry if isinstance(name, str)]
+    return names
 
 
 class HFImageDataset(Dataset):
@@ -145,4 +209,5 @@ def open_hf_dataset(source: str, split: str, *, splits: Mapping[str, str] | None
     return HFImageDataset(available[name], source, split, columns=columns, spec=spec)
 
 
-__all__ = ["HF_PREFIX", "HFImageDataset", "is_hf_source", "load_splits", "looks_like_hf_folder", "open_hf_dataset"]
+__all__ = ["HF_PREFIX", "HFImageDataset", "is_hf_source", "is_local_hf_source", "load_splits", "looks_like_hf_folder",
+           "open_hf_dataset"]

@@ -87,6 +87,10 @@ def write_manifest(root: str | Path, manifest: Mapping[str, Any]) -> Path:
     return path
 
 
+DAMAGED_FIX = ("the manifest is damaged, and a re-run cannot repair it (it holds every file's checksum): delete {root} "
+               "and run the `vision-bench export` command again")
+
+
 def read_manifest(root: str | Path) -> dict[str, Any]:
     """Load and check `root/manifest.json`: kind, format version and the fields readers rely on."""
     path = Path(root) / MANIFEST_NAME
@@ -98,7 +102,7 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ManifestError(f"{path}: not valid JSON ({error}); re-run the export to rewrite it") from None
+        raise ManifestError(f"{path}: not valid JSON ({error}); {DAMAGED_FIX.format(root=path.parent)}") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != MANIFEST_KIND:
         raise ManifestError(f"{path}: not a vision-bench export manifest (no kind {MANIFEST_KIND!r}); give a folder "
                             "written by `vision-bench export`")
@@ -110,14 +114,13 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
         )
     missing = [key for key in ("format", "splits", "shards", "settings") if key not in manifest]
     if missing:
-        raise ManifestError(f"{path}: missing field(s) {', '.join(missing)}; re-export the data")
+        raise ManifestError(f"{path}: missing field(s) {', '.join(missing)}; {DAMAGED_FIX.format(root=path.parent)}")
     try:
         _ManifestLayout.model_validate(manifest)
     except ValidationError as error:
         problem = error.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
-        raise ManifestError(f"{path}: {where}: {problem['msg']} (the manifest is damaged); re-run the "
-                            "`vision-bench export` command that made it, or re-export the data") from None
+        raise ManifestError(f"{path}: {where}: {problem['msg']}; {DAMAGED_FIX.format(root=path.parent)}") from None
     return manifest
 
 

@@ -5,6 +5,10 @@ pairs made elsewhere (SVIB episodes or `*_input.png` / `*_target.png`), a Huggin
 (`hf://ID_OR_FOLDER`, or a local folder it recognises, see `hf_datasets`), WebDataset shards
 streamed from a pattern, URL or `pipe:` command (see `shard_stream`), a task config (a YAML file or
 a `TaskConfig`) or a study id; the last two generate and render samples on the fly.
+
+A source read back from a file (a run's checkpoint) was chosen by whoever wrote the file, not by the
+user: `check_stored_source` refuses one that would run a command or open a URL unless the user trusts
+it (`--trust-stored-data`) or names it again (`--data`).
 """
 
 from __future__ import annotations
@@ -19,17 +23,25 @@ from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.datasets import open_export
 from vision_bench.data.errors import DataError
-from vision_bench.data.hf_datasets import is_hf_source, looks_like_hf_folder, open_hf_dataset
+from vision_bench.data.external import source_split
+from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
-from vision_bench.data.shard_stream import looks_like_shards
+from vision_bench.data.shard_stream import (
+    PIPE_PREFIX,
+    SPLIT_PLACEHOLDER,
+    URL_PREFIXES,
+    expand_braces,
+    looks_like_shards,
+)
 from vision_bench.data.streaming import open_shard_stream
-from vision_bench.errors import UnknownNameError
-from vision_bench.tasks.config import TaskConfig
+from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.tasks.config import SPLITS, TaskConfig
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 _COLLAPSED_URL = re.compile(r"^(https?):/(?!/)")  # what pathlib makes of http://
+TRUST_FLAG = "--trust-stored-data"
 
 
 def open_dataset(
@@ -79,6 +91,43 @@ def open_dataset(
     return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
 
 
+def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str | None:
+    """What reading `source` would start: 'a shell command', 'a URL' or 'a Hugging Face Hub id'; None for
+    local data. Judged on every address the source can become, as the shard reader makes them (`{split}`
+    filled in with each split's name in `splits`, braces expanded), and on its text: a command or URL
+    anywhere in it counts, so no spelling such as `{pi,pi}pe:` or a split named `pipe:` slips through."""
+    text = _COLLAPSED_URL.sub(r"\1://", source)
+    if is_hf_source(text):
+        return None if is_local_hf_source(text) else "a Hugging Face Hub id"
+    names = {source_split(split, splits) for split in SPLITS} | set((splits or {}).values())
+    patterns = [text, *(text.replace(SPLIT_PLACEHOLDER, name) for name in names)]
+    addresses = list(patterns)
+    for pattern in patterns:
+        try:
+            addresses.extend(expand_braces(pattern))
+        except DataError:  # the reader refuses this pattern before it opens anything
+            pass
+    if any(PIPE_PREFIX in address for address in addresses):
+        return "a shell command"
+    if any(prefix in address for address in addresses for prefix in URL_PREFIXES):
+        return "a URL"
+    return None
+
+
+def check_stored_source(source: str | None, stored_in: str, *, splits: Mapping[str, str] | None = None,
+                        trusted: bool = False) -> None:
+    """Refuse, before anything runs, a data source read back from `stored_in` (a file the user did not write,
+    such as a run's checkpoint) that would run a command or open a URL, unless the user trusts it; `splits`
+    is the stored mapping of split names that the reader puts into the source's `{split}`."""
+    kind = None if trusted or source is None else outside_source(source, splits)
+    if kind is not None:
+        raise ConfigError(
+            f"{stored_in} names the data source {source!r}, {kind}, which vision-bench never runs or fetches "
+            f"because a stored file names it (whoever wrote the file chose it); if you trust it, pass {TRUST_FLAG}, "
+            "or name the source yourself with --data"
+        )
+
+
 def _open_folder(path: Path, split: str, spec: RenderSpec | None, *, render_on: str,
                  columns: Mapping[str, str] | None, splits: Mapping[str, str] | None) -> Dataset:
     """An export, SVIB episodes, `*_input.png` / `*_target.png` pairs or a Hugging Face dataset folder."""
@@ -104,4 +153,4 @@ def _names_a_study_family(name: str) -> bool:
     return name.split("/")[0] in {study.split("/")[0] for study in STUDIES.names()}
 
 
-__all__ = ["open_dataset"]
+__all__ = ["TRUST_FLAG", "check_stored_source", "open_dataset", "outside_source"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vision_bench.data.atomic import atomic_write_bytes
+from vision_bench.data.atomic import atomic_write_bytes, output_folder
 from vision_bench.data.errors import CorruptFileError
 from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.records import metadata_table
@@ -113,7 +113,7 @@ def write_shard(
     root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
 ) -> dict[str, FileRecord]:
     """One Parquet file per shard: the metadata columns, then `input` / `target` (and mask) images."""
-    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    output_folder(root, shard.split)  # never a folder link placed in the export
     encoded = encode_samples(samples, context)
     stems = [f"{sample.index:08d}" for sample in samples]
     image_names = [name for name in encoded[0]] if encoded else []

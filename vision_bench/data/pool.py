@@ -69,11 +69,16 @@ def _serve(connection: Connection, parent: int, single_threaded: bool) -> None:
             reply = (False, error)
         try:
             connection.send(reply)
+        except OSError:  # the parent is gone (kill -9) and nobody reads the result: exit quietly
+            return
         except Exception as error:  # a result or exception that cannot be pickled: say so, with the cause
             cause = reply[1] if not reply[0] else error
             detail = "".join(traceback.format_exception(cause)).strip()
             message = f"a worker's {type(cause).__name__} could not be sent back: {detail}"
-            connection.send((False, RuntimeError(message)))
+            try:
+                connection.send((False, RuntimeError(message)))
+            except OSError:
+                return
 
 
 @dataclass

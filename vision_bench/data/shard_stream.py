@@ -8,13 +8,17 @@ sharing a key (the base name up to its first dot): `{key}.input.png`, `{key}.tar
 A shard pattern is one string: `{split}` stands for the split's name, `{000000..000003}` for a
 zero-padded range and `{a,b}` for a list (WebDataset's brace notation); local paths may also hold
 `*` / `?` globs. `pipe:CMD` runs CMD in a shell and reads its output, so the pattern comes from the
-same config that could name any command.
+same config that could name any command (a config read back from a run folder is refused before this:
+`vision_bench.data.opening.check_stored_source`). The command's output is closed at the archive's end,
+so a command that goes on writing ends by SIGPIPE, and one that lingers is stopped after `END_WAIT_S`.
 """
 
 from __future__ import annotations
 
 import glob
+import os
 import re
+import signal
 import subprocess
 import tarfile
 import urllib.error
@@ -35,8 +39,10 @@ _BRACE = re.compile(r"\{([^{}]*)\}")
 _RANGE = re.compile(r"(\d+)\.\.(\d+)")
 _GLOB_CHARACTERS = ("*", "?", "[")
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
-_DRAIN_CHUNK = 1 << 16
 _GRACE_S = 1.0
+END_WAIT_S = 10.0
+"""How long a `pipe:` command may take to end once its archive has been read, before it is stopped."""
+_CLOSED_PIPE = (-signal.SIGPIPE, 128 + signal.SIGPIPE)  # a command killed because we closed its output (shell: 141)
 
 Sample = tuple[str, dict[str, bytes]]
 
@@ -123,36 +129,46 @@ def open_stream(url: str) -> Iterator[BinaryIO]:
 
 @contextmanager
 def _command_output(url: str) -> Iterator[BinaryIO]:
-    """The standard output of `pipe:COMMAND`; a command that fails is one error naming it."""
+    """The standard output of `pipe:COMMAND`, closed as soon as the reader is done with it (the archive's
+    end, a broken stream, an early stop): what the command writes after that is not read, and the SIGPIPE
+    it then gets is no failure. A command that fails on its own is one error naming it."""
     command = url[len(PIPE_PREFIX):]
-    process = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE)
+    # unbuffered, so a read returns what has arrived instead of waiting for more (the archive's end may be
+    # followed by nothing yet); a session of its own, so a command that has to be stopped is stopped whole
+    process = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE, bufsize=0, start_new_session=True)
     assert process.stdout is not None
     try:
         yield process.stdout
-        while process.stdout.read(_DRAIN_CHUNK):  # what follows the tar's end (padding): read, so the command ends
-            pass
-    except GeneratorExit:  # the reader stopped early: whatever the command makes of that is no error
-        _stop(process)
-        raise
     except Exception:  # a broken stream: the command's own failure is the better message
-        if _stop(process) > 0:
-            raise DataError(f"{url}: the command failed (exit status {process.returncode}); run it in a shell "
-                            "to see why") from None
+        status = _stop(process, _GRACE_S)
+        if status is not None and status not in (0, *_CLOSED_PIPE):
+            raise DataError(_failed(url, status)) from None
         raise
-    process.stdout.close()
-    if process.wait() != 0:
-        raise DataError(f"{url}: the command failed (exit status {process.returncode}); run it in a shell to see why")
+    except BaseException:  # the reader stopped early (or was interrupted): whatever the command makes of it
+        _stop(process, _GRACE_S)
+        raise
+    status = _stop(process, END_WAIT_S)
+    if status is None:
+        raise DataError(f"{url}: the command was still running {END_WAIT_S:g} s after its tar archive ended, so "
+                        "it was stopped; make it end once it has written the archive")
+    if status not in (0, *_CLOSED_PIPE):
+        raise DataError(_failed(url, status))
 
 
-def _stop(process: subprocess.Popen) -> int:
-    """Close the command's output and let it end (a moment's grace, then a kill); its exit status."""
+def _failed(url: str, status: int) -> str:
+    return f"{url}: the command failed (exit status {status}); run it in a shell to see why"
+
+
+def _stop(process: subprocess.Popen, wait_s: float) -> int | None:
+    """Close the command's output and give it `wait_s` to end; its exit status, or None when it had to be killed."""
     assert process.stdout is not None
     process.stdout.close()
     try:
-        return process.wait(timeout=_GRACE_S)
+        return process.wait(timeout=wait_s)
     except subprocess.TimeoutExpired:
-        process.kill()
-        return process.wait()
+        os.killpg(process.pid, signal.SIGKILL)  # the shell and what it started
+        process.wait()
+        return None
 
 
 def tar_samples(url: str) -> Iterator[Sample]:
@@ -174,6 +190,9 @@ def tar_samples(url: str) -> Iterator[Sample]:
                 if fields:
                     yield key, fields
         except (tarfile.TarError, EOFError) as error:
+            if url.startswith(PIPE_PREFIX):
+                raise CorruptFileError(f"{url}: the command's output is not a tar stream ({error}); make it write "
+                                       "a tar archive to its standard output") from None
             raise CorruptFileError(f"{url}: not a readable tar stream ({error}); check or re-make the shard") from None
 
 

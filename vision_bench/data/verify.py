@@ -1,13 +1,16 @@
 """Check an export against its manifest: every file present, unchanged, and the sample counts right.
 
 Each problem names its file, so a damaged shard can be deleted and re-made by running the same
-`vision-bench export` command again (it redoes only the shards whose files are missing or wrong).
+`vision-bench export` command again (it redoes only the shards whose files are missing or wrong, and
+removes the files the manifest does not list).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vision_bench.data.errors import DataError
 from vision_bench.data.export_formats import FORMATS
@@ -48,9 +51,11 @@ def _check_file(root: Path, name: str, expected: FileRecord, checksums: bool) ->
     return None
 
 
-def _unlisted_files(root: Path, listed: set[str]) -> list[str]:
+def unlisted_files(root: Path, manifest: Mapping[str, Any]) -> list[str]:
+    """The files under `root` that its manifest does not list (relative paths): what `verify` reports as
+    left over, and what a re-run of `export` removes."""
     on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-    return sorted(on_disk - listed - {MANIFEST_NAME})
+    return sorted(on_disk - set(file_records(manifest)) - {MANIFEST_NAME})
 
 
 def _split_rank(split: str) -> tuple[int, str]:
@@ -70,7 +75,7 @@ def verify_export(root: str | Path, *, checksums: bool = True) -> VerifyReport:
         if message:
             bad.add(name)
             report.problems.append(Problem(name, message))
-    for name in _unlisted_files(root, set(records)):
+    for name in unlisted_files(root, manifest):
         report.problems.append(Problem(name, "not in the manifest (left over from another run?)"))
     module = FORMATS[manifest["format"]].module()
     for split, info in sorted(manifest["splits"].items(), key=lambda entry: _split_rank(entry[0])):
@@ -88,4 +93,4 @@ def verify_export(root: str | Path, *, checksums: bool = True) -> VerifyReport:
     return report
 
 
-__all__ = ["Problem", "VerifyReport", "verify_export"]
+__all__ = ["Problem", "VerifyReport", "unlisted_files", "verify_export"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vision_bench.data.atomic import atomic_write_bytes
+from vision_bench.data.atomic import atomic_write_bytes, output_folder
 from vision_bench.data.errors import CorruptFileError
 from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.parquet_images import part_name
@@ -95,7 +95,7 @@ def write_shard(
     root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
 ) -> dict[str, FileRecord]:
     """One tar per shard: `{index:08d}.input.png`, `.target.png`, optional frames and masks, `.json`."""
-    (root / shard.split).mkdir(parents=True, exist_ok=True)
+    output_folder(root, shard.split)  # never a folder link placed in the export
     members: list[tuple[str, bytes]] = []
     for sample, images in zip(samples, encode_samples(samples, context)):
         fields = {**images, "json": record_json(sample_record(sample))}

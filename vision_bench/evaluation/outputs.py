@@ -6,6 +6,9 @@
                           values: accuracies 0..1), the sequence, the object counts
     OUT/sheets/PREDICTOR/SPLIT_best.png, SPLIT_worst.png
     OUT/predictions/PREDICTOR/SPLIT/<index:08d>_pred.png   with --save-predictions
+    OUT/rollout/rollout.json, sheet_SPLIT.png              with --rollout (`vision_bench.bench.rollout_report`)
+
+Every folder here is made by the evaluation (`output_folder`), never followed as a link placed in OUT.
 
 metrics.json is written last, so its presence means the evaluation finished.
 """
@@ -24,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from vision_bench.data.atomic import atomic_output, atomic_write_text
+from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.data.names import safe_name
 from vision_bench.errors import UserError
 from vision_bench.evaluation.core import SplitEvaluation
@@ -44,13 +47,20 @@ class EvaluationFileError(UserError):
     """An evaluation output that is missing or was not written by `vision-bench evaluate`."""
 
 
+def check_folders(out_dir: Path) -> None:
+    """Refuse, before an evaluation starts, a sheets/ or predictions/ in `out_dir` that is a link or a file
+    (`publish` moves files into them)."""
+    for group in (SHEETS_DIR, PREDICTIONS_DIR):
+        output_folder(out_dir, group, make=False)
+
+
 def publish(stage: Path, out_dir: Path) -> None:
     """Move a finished evaluation from `stage` into `out_dir`: per-predictor folders and the samples
     table replace their earlier versions, and metrics.json (which means "finished") comes last."""
     for group in (SHEETS_DIR, PREDICTIONS_DIR):
         if not (stage / group).is_dir():
             continue
-        (out_dir / group).mkdir(exist_ok=True)
+        output_folder(out_dir, group)
         for folder in sorted((stage / group).iterdir()):
             target = out_dir / group / folder.name
             if target.is_symlink() or target.is_file():
@@ -69,8 +79,7 @@ def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int]
     from vision_bench.data.atomic import atomic_write_bytes
 
     def write(name: str, indices: Sequence[int], images: torch.Tensor) -> None:
-        folder = out_dir / PREDICTIONS_DIR / safe_name(name) / safe_name(split)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = output_folder(out_dir, PREDICTIONS_DIR, safe_name(name), safe_name(split))
         for index, image in zip(indices, images):
             data = encode(to_uint8_image(image.cpu().numpy()), "png")
             atomic_write_bytes(folder / f"{int(index):08d}_pred.png", data)
@@ -143,7 +152,7 @@ def write_sheets(out_dir: Path, results: Mapping[str, Mapping[str, SplitEvaluati
         for split, evaluation in splits.items():
             for kind, rows in (("best", evaluation.best), ("worst", evaluation.worst)):
                 if rows:
-                    path = out_dir / SHEETS_DIR / safe_name(predictor) / f"{split}_{kind}.png"
+                    path = output_folder(out_dir, SHEETS_DIR, safe_name(predictor)) / f"{split}_{kind}.png"
                     paths.append(write_sheet(rows, path, title=f"{predictor}: {kind} {split} samples"))
     return paths
 

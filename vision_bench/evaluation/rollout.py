@@ -37,7 +37,7 @@ import torch
 
 from render.raster import render_batch
 from render.spec import RenderSpec
-from vision_bench.data.atomic import atomic_write_text
+from vision_bench.data.atomic import atomic_write_text, output_folder
 from vision_bench.data.collate import pad_grids
 from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
@@ -311,7 +311,7 @@ def rollout_metrics(results: Mapping[str, Mapping[str, SplitRollout]], *, feedba
 
 def write_rollout(out_dir: Path, metrics: Mapping[str, Any]) -> Path:
     """OUT_DIR/rollout.json (written atomically)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_folder(out_dir)
     path = out_dir / ROLLOUT_FILE
     atomic_write_text(path, json.dumps(metrics, indent=2, allow_nan=True) + "\n")
     return path

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from vision_bench.data.atomic import temp_path_for
+from vision_bench.data.atomic import output_folder, temp_path_for
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
@@ -68,6 +68,14 @@ def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
     if not path.is_file():
         raise ConfigError(f"checkpoint {path} does not exist; pass best, last or the path of a .pt file")
     return path
+
+
+def evaluation_dir(run_dir: Path, out_dir: str | Path | None, *, make: bool = True) -> Path:
+    """`out_dir`, or RUN_DIR/evaluation when None: made (or with `make=False` only checked) by
+    `output_folder`, so RUN_DIR/evaluation is never a link placed there to send the files elsewhere."""
+    if out_dir is not None:
+        return output_folder(out_dir, make=make)
+    return output_folder(run_dir, OUTPUT_DIR, make=make)
 
 
 def check_baselines(names: Sequence[str]) -> None:
@@ -136,8 +144,8 @@ def evaluate_predictors(
     OUT/predictions/PREDICTOR/SPLIT/<index>_pred.png, which `vision-bench score` pairs with an
     export split's `<index>_target.png`.
     """
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = output_folder(out_dir)
+    outputs.check_folders(out_dir)
     stage = temp_path_for(out_dir / "evaluation")  # every file is written here, then moved into place
     stage.mkdir()
     try:
@@ -218,16 +226,26 @@ def evaluate_run(
     sheet_samples: int = 4,
     progress: bool = False,
     save_predictions: bool = False,
+    trust_stored_data: bool = False,
 ) -> EvaluationResult:
-    """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to RUN_DIR/evaluation."""
+    """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to RUN_DIR/evaluation.
+
+    Without `data`, the run's own source is read, as its checkpoint names it: a command, URL or Hub id
+    there is refused unless `trust_stored_data` (whoever wrote the run chose it, see `check_stored_source`).
+    """
+    from vision_bench.data.opening import check_stored_source
     from vision_bench.train import load_checkpoint
     from vision_bench.train.components import resolve_spec
 
     check_baselines(baselines)
     run_dir = Path(run_dir)
     path = checkpoint_path(run_dir, checkpoint)
+    outputs.check_folders(evaluation_dir(run_dir, out_dir, make=False))  # a folder link is refused before any work
     target = pick_device(device)
     model, config, state = load_checkpoint(path, device=target)
+    if data is None:
+        check_stored_source(config.dataset.path, f"{path} (dataset.path)", splits=config.dataset.splits,
+                            trusted=trust_stored_data)
     spec = resolve_spec(config)
     evaluation_data = run_data(config, spec, tuple(splits), data=data, n_test=n_test)
     predictors: dict[str, torch.nn.Module] = {config.model.name: model}
@@ -237,7 +255,7 @@ def evaluate_run(
     evaluation_data.notes.extend(notes)
     extra = {"run_dir": str(run_dir), "checkpoint": str(path), "step": int(state.get("step", 0))}
     return evaluate_predictors(
-        predictors, evaluation_data, Path(out_dir) if out_dir is not None else run_dir / OUTPUT_DIR,
+        predictors, evaluation_data, evaluation_dir(run_dir, out_dir),
         main=config.model.name, device=target, batch_size=batch_size, lpips=lpips,
         sheet_samples=sheet_samples, extra=extra, progress=progress, save_predictions=save_predictions,
     )

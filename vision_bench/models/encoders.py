@@ -22,7 +22,7 @@ import timm
 import torch
 from torch import nn
 
-from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.errors import ConfigError, UnknownNameError, first_line
 from vision_bench.models.timm_weights import WeightsSource, check_fits, load_error, read_weights, starting_weights
 from vision_bench.registry import unknown_name_message
 
@@ -68,6 +68,10 @@ def timm_weights(name: str, pretrained: bool, pretrained_file: str | Path | None
     return starting_weights(name, pretrained, pretrained_file)
 
 
+TIMM_LOADING_OPTIONS = frozenset({"checkpoint_path", "pretrained_cfg", "pretrained_cfg_overlay", "cache_dir"})
+"""timm.create_model keywords that fetch or read weights; refused (a stored config could name any file)."""
+
+
 def create_timm_model(name: str, *, weights: WeightsSource | None = None, **kwargs: Any) -> nn.Module:
     """timm.create_model from scratch, or from `weights` (see `timm_weights`).
 
@@ -75,6 +79,10 @@ def create_timm_model(name: str, *, weights: WeightsSource | None = None, **kwar
     (in a forked RNG, so the model itself is initialised as it would be without weights).
     """
     check_timm_name(name)
+    timm_loading = sorted(TIMM_LOADING_OPTIONS & set(kwargs))
+    if timm_loading:  # they would make timm read a file or the hub past the checks of `timm_weights`
+        raise ConfigError(f"model option {timm_loading[0]} loads weights behind vision-bench's checks; give starting "
+                          "weights with pretrained: true or pretrained_file: PATH instead")
     if weights is None:
         return _build(name, pretrained=False, **kwargs)
     plain = {key: value for key, value in kwargs.items() if key not in FEATURE_OPTIONS}
@@ -164,7 +172,7 @@ class FeatureEncoder(nn.Module):
                 size_option = {}
         except RuntimeError as error:  # timm: features_only not implemented for this model
             raise ConfigError(
-                f"timm model {backbone!r} cannot serve as a feature encoder ({_first_line(error)}); pick a CNN "
+                f"timm model {backbone!r} cannot serve as a feature encoder ({first_line(error)}); pick a CNN "
                 "such as resnet18 or a hierarchical transformer such as swin_tiny_patch4_window7_224"
             ) from None
         self.backbone = backbone
@@ -208,7 +216,7 @@ class FeatureEncoder(nn.Module):
         except Exception as error:  # timm backbones assert, or fail in a reshape, at sizes they cannot take
             raise ConfigError(
                 f"timm model {self.backbone!r} cannot encode {image_size}x{image_size} images "
-                f"({type(error).__name__}: {_first_line(error)}); try another image_size or backbone"
+                f"({type(error).__name__}: {first_line(error)}); try another image_size or backbone"
             ) from None
         finally:
             self.features.train(training)
@@ -220,6 +228,3 @@ class FeatureEncoder(nn.Module):
                 f"not the {announced} its feature_info announces; pick another backbone"
             )
 
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]

@@ -14,8 +14,9 @@ the Hugging Face hub:
 - `README.md`: a short model card saying how to load it.
 
 `load_pretrained(folder or hub id)` rebuilds the model with `create_model` and loads the weights
-strictly: the same outputs as the model that was saved. A hub id is fetched with huggingface_hub's
-`snapshot_download` (into its cache; only from the cache when downloads are off).
+strictly (keys, shapes and dtypes): the same outputs as the model that was saved. A hub id is
+fetched with huggingface_hub's `snapshot_download` (into its cache; only from the cache when
+downloads are off).
 
 Every file is written atomically and config.json last, so a folder without config.json is an
 unfinished export; writing into a folder is refused when it holds anything else, and a re-run
@@ -35,7 +36,7 @@ import torch
 
 from render.spec import RenderSpec
 from vision_bench.data.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
-from vision_bench.errors import UserError
+from vision_bench.errors import UserError, first_line
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
 from vision_bench.models.state_check import compare_state
@@ -254,13 +255,14 @@ def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -
 
     folder = model_folder(source)
     config = _read_config(folder)
-    model = create_model(config["architecture"], **config["model_args"])
+    # starting weights (timm's hub weights, a file) are never fetched or read: the saved weights replace them
+    model = create_model(config["architecture"], **portable_options(config["model_args"]))
     weights = folder / MODEL_FILE
     try:
         state = load_file(weights)
     except Exception as error:  # safetensors raises its own error types, and OSError, for damaged files
         raise ModelFolderError(
-            f"{weights} is not a readable safetensors file ({type(error).__name__}: {_first_line(error)}); "
+            f"{weights} is not a readable safetensors file ({type(error).__name__}: {first_line(error)}); "
             "export the model again"
         ) from None
     mismatch = compare_state(model.state_dict(), state)
@@ -301,7 +303,7 @@ def _hub_snapshot(repo_id: str) -> Path:
         where = ("in the Hugging Face cache (downloads are off: $HF_HUB_OFFLINE or $VISION_BENCH_OFFLINE)"
                  if offline else "on the Hugging Face hub")
         raise ModelFolderError(
-            f"{repo_id!r} is neither a folder here nor a model {where} ({_first_line(error)}); "
+            f"{repo_id!r} is neither a folder here nor a model {where} ({first_line(error)}); "
             "give the folder export-model wrote, or a hub id"
         ) from None
     return Path(folder)
@@ -315,7 +317,9 @@ def _read_config(folder: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ModelFolderError(f"{folder} has no {CONFIG_FILE}, so it is not an exported model; {fix}") from None
     except (OSError, ValueError) as error:
-        raise ModelFolderError(f"{path} is not readable JSON ({_first_line(error)}); {fix}") from None
+        raise ModelFolderError(f"{path} is not readable JSON ({first_line(error)}); {fix}") from None
+    except RecursionError:
+        raise ModelFolderError(f"{path} is nested too deeply to be a model config; {fix}") from None
     if not isinstance(config, dict) or config.get("format") != EXPORT_FORMAT:
         raise ModelFolderError(f"{path} is not a vision-bench model config; {fix}")
     if config.get("format_version") != EXPORT_VERSION:
@@ -327,9 +331,6 @@ def _read_config(folder: Path) -> dict[str, Any]:
         raise ModelFolderError(f"{path} lacks 'architecture' or 'model_args'; {fix}")
     return config
 
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 __all__ = [

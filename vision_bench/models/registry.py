@@ -8,7 +8,12 @@ baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`), or a baseline name al
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
+
+import torch
+from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import MODELS, ImageToImageModel
@@ -19,6 +24,11 @@ from vision_bench.models.options import split_options
 # Importing a family's module registers it; the order of these imports is the order `vision-bench models` lists.
 from vision_bench.models import unet, bottleneck, vit, svib, baselines  # noqa: F401
 # isort: on
+
+MAX_PARAMETERS = 2_000_000_000
+"""The most parameters `create_model` builds: 8 GB of float32 weights (training needs about four times that, for
+gradients and AdamW's state), beyond any image-to-image model trained here. Over it, an option is almost surely a typo
+(`decoder_width: 10000000` asks for 4e11), and building would fail deep in the allocator or exhaust memory."""
 
 RENAMED = {
     "oracle": "'oracle' is now 'ground_truth' (it draws the true output grid); SVIB's Oracle, "
@@ -62,7 +72,21 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     shared, rest = split_options(options)
     own, extra = family.options.split(rest)
     extra = _without_other_families_options(family, str(name), extra)
+    check_size(str(name), lambda: family.build(backbone or None, replace(shared, pretrained=False,
+                                                                         pretrained_file=None), own, extra))
     return family.build(backbone or None, shared, own, extra)
+
+
+def check_size(name: str, build: Callable[[], nn.Module]) -> None:
+    """A `ConfigError` when the model `build()` makes has more than `MAX_PARAMETERS` parameters, found by building
+    it on the meta device (shapes only: no memory, no starting weights), before the real build allocates them."""
+    with torch.device("meta"):
+        count = sum(parameter.numel() for parameter in build().parameters())
+    if count > MAX_PARAMETERS:
+        raise ConfigError(
+            f"model {name!r} would have {count:,} parameters ({count * 4 / 1e9:,.0f} GB of float32 weights), more "
+            f"than the {MAX_PARAMETERS:,} allowed; lower its width or depth options (e.g. decoder_width)"
+        )
 
 
 def _without_other_families_options(

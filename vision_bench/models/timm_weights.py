@@ -24,8 +24,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from vision_bench.errors import ConfigError, UserError
+from vision_bench.errors import ConfigError, UserError, first_line
 from vision_bench.models.state_check import StateMismatch, compare_state
+from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
 HUB_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # the names timm looks for, in its order
 _SIZE_MISMATCH = re.compile(
@@ -104,7 +105,7 @@ def hub_weights_file(name: str, repo: str, revision: str | None) -> Path:
             continue
         except Exception as error:  # the hub client raises many types for network and server failures
             raise PretrainedWeightsError(
-                f"could not fetch timm's pretrained weights for {name!r} ({repo}): {_first_line(error)}; {fixes}"
+                f"could not fetch timm's pretrained weights for {name!r} ({repo}): {first_line(error)}; {fixes}"
             ) from None
     raise PretrainedWeightsError(f"{repo} on the Hugging Face hub has none of {', '.join(HUB_WEIGHT_FILES)}; "
                                  "pass pretrained_file: PATH")
@@ -121,11 +122,18 @@ def read_weights(source: WeightsSource) -> dict[str, torch.Tensor]:
     from timm.models import load_state_dict
 
     try:
-        return load_state_dict(str(source.path), weights_only=True)
+        with foreign_pickle_warnings_off():
+            return load_state_dict(str(source.path), weights_only=True)
     except Exception as error:  # safetensors, torch.load and zip readers raise many types for damaged files
+        detail = f"{type(error).__name__}: {first_line(error)}"
+        if source.path.suffix != ".safetensors":  # torch's text would advise weights_only=False
+            failure = load_failure(source.path, error)
+            detail = failure.reason
+            if failure.refused:
+                raise ConfigError(f"{source.label}: {detail}; give a .safetensors file or a .pth state dict of "
+                                  "tensors") from None
         raise ConfigError(
-            f"{source.label} is not a readable weights file ({type(error).__name__}: {_first_line(error)}); "
-            "give a .safetensors file or a .pth state dict"
+            f"{source.label} is not a readable weights file: {detail}; give a .safetensors file or a .pth state dict"
         ) from None
 
 
@@ -136,7 +144,8 @@ def check_fits(source: WeightsSource, state: dict[str, torch.Tensor], reference:
     classifier_keys = {f"{head}.{part}" for head in _as_tuple(classifier) for part in ("weight", "bias")}
     model_state = reference.state_dict()
     recomputed = {key for key, _ in reference.named_buffers() if key not in model_state}
-    mismatch = compare_state(model_state, state, ignored=classifier_keys | recomputed, check_shapes=False)
+    mismatch = compare_state(model_state, state, ignored=classifier_keys | recomputed, check_shapes=False,
+                             check_dtypes=False)
     if mismatch:
         raise ConfigError(misfit_message(source, name, mismatch))
 
@@ -147,7 +156,7 @@ def load_error(source: WeightsSource, name: str, error: RuntimeError) -> ConfigE
     wrong = [f"{key}: file {_shape(file)}, model {_shape(model)}" for key, file, model in found]
     if wrong:
         return ConfigError(misfit_message(source, name, StateMismatch(wrong_shape=wrong)))
-    return ConfigError(f"{source.label} does not fit timm model {name!r}: {_first_line(error)}; "
+    return ConfigError(f"{source.label} does not fit timm model {name!r}: {first_line(error)}; "
                        f"give a weights file of {name!r}, or the model the file was saved from")
 
 
@@ -164,9 +173,6 @@ def _shape(text: str) -> tuple[int, ...]:
 def _as_tuple(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 __all__ = [

@@ -106,14 +106,40 @@ class Rule(StrictConfig):
         return self.model_dump(mode="json", exclude_none=True)
 
 
-class SampleCounts(StrictConfig):
-    """How many samples each split holds."""
+MAX_SAMPLES = 10**9
+"""The most samples one split may hold: 10,000 times COGITAO's 100,000 training pairs, 12 days of one worker's
+generation (50 as images) and 2 TB of PNG images. A larger count is a slip of the keyboard, and would only be found
+out (by memory growing) long after the command started."""
+MAX_SEED = 2**32 - 1
+"""The largest seed: numpy's generators take seeds below 2**32, and a training run seeds numpy with it."""
 
-    train: int = Field(1000, ge=0)
-    val_id: int = Field(100, ge=0)
-    val_ood: int = Field(100, ge=0)
-    test_id: int = Field(100, ge=0)
-    test_ood: int = Field(100, ge=0)
+
+def _sample_count(count: int) -> int:
+    if count > MAX_SAMPLES:
+        raise ValueError(f"{count:,} samples is more than a split may hold ({MAX_SAMPLES:,}); ask for fewer")
+    return count
+
+
+def check_seed(seed: int) -> int:
+    """`seed` when it is 0 to `MAX_SEED`, else a `ValueError` naming the range."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed {seed} is out of range; use a seed from 0 to {MAX_SEED} (2**32 - 1)")
+    return seed
+
+
+SampleCount = Annotated[int, Field(ge=0), AfterValidator(_sample_count)]
+Seed = Annotated[int, AfterValidator(check_seed)]
+"""A seed of a task or training config, 0 to `MAX_SEED`."""
+
+
+class SampleCounts(StrictConfig):
+    """How many samples each split holds (at most `MAX_SAMPLES` each)."""
+
+    train: SampleCount = 1000
+    val_id: SampleCount = 100
+    val_ood: SampleCount = 100
+    test_id: SampleCount = 100
+    test_ood: SampleCount = 100
 
 
 class SplitConfig(StrictConfig):
@@ -153,7 +179,7 @@ class TaskConfig(StrictConfig):
     only the sequences."""
 
     description: str = ""
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     grid_height: GridRange = (20, 20)
     grid_width: GridRange = (20, 20)
     square_grid: bool = False
@@ -247,13 +273,20 @@ class TaskConfig(StrictConfig):
                 sequences = ()
             for sequence in sequences:
                 if prefix + len(sequence) > length:
-                    raise ValueError(self._too_long(f"sequence {list(sequence)} has {len(sequence)} steps", prefix))
+                    raise ValueError(self._too_long(f"sequence {list(sequence)} has {len(sequence)} steps", prefix,
+                                                    len(sequence)))
             depth = self.depth if rule is None or rule.depth is None else rule.depth
             if not sequences and prefix + depth[1] > length:
-                raise ValueError(self._too_long(f"depth {depth[1]}", prefix))
+                raise ValueError(self._too_long(f"depth {depth[1]}", prefix, depth[1]))
 
-    def _too_long(self, what: str, prefix: int) -> str:
+    def _too_long(self, what: str, prefix: int, steps: int) -> str:
         room = self.task_code_length - prefix
+        if room < 1:  # the selector alone fills the code: no number of steps fits
+            needed = prefix + steps
+            raise_it = (f"raise task_code_length to {needed} (now {self.task_code_length}, at most "
+                        f"{MAX_TASK_CODE_LENGTH}) or " if needed <= MAX_TASK_CODE_LENGTH else "")
+            return (f"{what}; the rule's {prefix} selector tokens leave no room for a step: {raise_it}"
+                    "simplify the selector")
         selector = f" besides the rule's {prefix} selector tokens" if prefix else ""
         return (f"{what}; use 1 to {room} steps{selector}, or raise task_code_length "
                 f"(now {self.task_code_length}, at most {MAX_TASK_CODE_LENGTH})")

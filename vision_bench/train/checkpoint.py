@@ -9,19 +9,19 @@ Python values are stored, so loading uses `torch.load(weights_only=True)`.
 
 from __future__ import annotations
 
-import errno
 import os
 import random
-import tempfile
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, cast
 
 import numpy as np
 import torch
 from torch import nn
 
+from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
 from vision_bench.train.config import TrainConfig, differing_keys
+from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
 STARTING_WEIGHT_OPTIONS = frozenset({"pretrained", "pretrained_file"})  # model options the trained weights replace
 
@@ -72,25 +72,42 @@ def restore_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
-    """Write `payload` to `path` atomically (temporary file in the same folder, fsync, os.replace)."""
+    """Write `payload` to `path` atomically (temporary file in the same folder, fsync, os.replace).
+
+    A failed write (a full disk) raises the `OSError` the file system gave, naming `path`: torch's
+    writer swallows it and reports a position mismatch instead, so the write itself is watched.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            try:
-                torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload}, handle)
-            except RuntimeError as error:  # torch's writer reports a failed write (a full disk) this way
-                if "writ" not in str(error):
-                    raise
-                raise OSError(errno.ENOSPC, f"could not write the checkpoint, is the disk full? ({_first_line(error)})",
-                              str(path)) from None
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as temporary, open(temporary, "wb") as handle:
+        writer = _WatchedWriter(handle)
+        try:
+            torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **payload},
+                       cast(BinaryIO, writer))  # torch calls write and flush alone
+        except RuntimeError:
+            if writer.error is None:
+                raise
+            raise writer.error from None
+        handle.flush()
+        os.fsync(handle.fileno())
     return path
+
+
+class _WatchedWriter:
+    """A binary file for `torch.save` that keeps the first `OSError` of a write, which torch's writer hides."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as error:
+            self.error = self.error or error
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -99,16 +116,16 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found; check the path (runs keep them in RUN_DIR/checkpoints/)")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        with foreign_pickle_warnings_off():
+            payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch.load raises many types for damaged files
-        if "Unsupported global" in str(error):  # weights_only names what the pickle asked to run
-            raise CheckpointError(
-                f"{path}: refused: this file asks to run code when unpickled, which vision-bench never does; "
-                "pass a checkpoint written by `vision-bench train`"
-            ) from None
+        failure = load_failure(path, error)  # told from the file's bytes: torch's text advises weights_only=False
+        if failure.refused:
+            raise CheckpointError(f"{path}: {failure.reason}; pass a checkpoint written by `vision-bench train`") \
+                from None
         raise CheckpointError(
-            f"{path}: not a readable checkpoint ({type(error).__name__}: {_first_line(error)}); "
-            "the file is corrupt or truncated: delete it and resume from best.pt or start a fresh run"
+            f"{path}: not a readable checkpoint: {failure.reason}; delete it and resume from best.pt or start a "
+            "fresh run"
         ) from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(
@@ -184,8 +201,3 @@ def _without_starting_weights(config: TrainConfig) -> TrainConfig:
     checkpoint overwrites them, so rebuilding a trained model needs neither the hub cache nor the file."""
     options = {key: value for key, value in config.model.options.items() if key not in STARTING_WEIGHT_OPTIONS}
     return config.replace(model=config.model.model_copy(update={"options": options}))
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else "no detail"

@@ -20,9 +20,13 @@ from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
 from vision_bench.metrics import METRICS
-from vision_bench.tasks.config import TaskConfig
+from vision_bench.tasks.config import Seed, TaskConfig
 
 VALIDATION_SPLITS = ("val_id", "val_ood")
+MAX_RUN_SAMPLES = 10**7
+"""The most generated samples a run reads from one split: 100 times COGITAO's 100,000 training pairs. Each pass
+over a split orders its indices in memory (a permutation, then Python lists: about 60 bytes a sample, 600 MB at
+this limit), so a larger count would fail in the allocator once the run folder is made, or exhaust memory."""
 SELECTION_METRICS = {"loss": "lower", **{name: METRICS[name].direction for name in ("mse", "grid_accuracy")}}
 """The checkpoint selection metrics and their directions (the registry's, plus the training loss)."""
 
@@ -65,10 +69,25 @@ class DatasetConfig(StrictConfig):
             raise ValueError(
                 "dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts"
             )
+        self._check_sizes()
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
         if self.path is None and unused:
             raise ValueError(f"dataset.{unused[0]} applies to data given by dataset.path; generated data has none")
         return self
+
+    def _check_sizes(self) -> None:
+        """Each generated split a run reads holds at most `MAX_RUN_SAMPLES` samples (`n_train` / `n_val`, or the
+        `task`'s own counts)."""
+        task = (self.task or {}).get("samples", {})
+        counts = {"n_train": self.n_train, "n_val": self.n_val}
+        if self.n_train is None:
+            counts["task.samples.train"] = task.get("train")
+        if self.n_val is None:
+            counts.update({f"task.samples.{split}": task.get(split) for split in VALIDATION_SPLITS})
+        for key, count in counts.items():
+            if isinstance(count, int) and count > MAX_RUN_SAMPLES:
+                raise ValueError(f"{key} is {count:,}, more samples than a run reads from one split "
+                                 f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
     @model_serializer(mode="wrap")
     def _leave_out_unset_source_options(self, handler: Any) -> dict[str, Any]:
@@ -158,7 +177,7 @@ class TrainConfig(StrictConfig):
 
     config_name = "training config"
 
-    seed: int = Field(default=0, ge=0)
+    seed: Seed = 0
     dataset: DatasetConfig
     model: ModelConfig
     optimizer: OptimizerConfig = OptimizerConfig()

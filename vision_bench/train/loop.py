@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from vision_bench.data.atomic import atomic_write_text
+from vision_bench.data.atomic import atomic_write_text, output_folder
 from vision_bench.data.errors import DataError
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.train import components
@@ -64,6 +64,8 @@ from vision_bench.train.validate import validate, validation_loaders
 CHECKPOINT_DIR = "checkpoints"
 CONFIG_FILE = "config.yaml"
 SAMPLE_IMAGES = 4  # validation samples per split in each TensorBoard image
+HEARTBEAT_S = 60.0
+"""Without a progress bar, a line at most this often says training goes on (a slow or shared machine)."""
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +107,8 @@ def train(
     written); resuming later continues on the same schedule. Under torchrun every process calls
     this; rank 0 alone writes files.
     """
+    for name in (CHECKPOINT_DIR, TENSORBOARD_DIR):  # folders the run writes into later: a link is refused at once
+        output_folder(run_dir, name, make=False)
     context = context_from_environment()
     if config.training.batch_size % context.world_size:
         raise ConfigError(
@@ -206,7 +210,7 @@ class _Run:
             for dataset in self.datasets.values():  # a data error shows up here, before the first write
                 components.check_first_sample(dataset)
             if self.context.is_main:
-                self.run_dir.mkdir(parents=True, exist_ok=True)
+                output_folder(self.run_dir)
                 atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
             return None
         return resume_payload(self.last_path, self.config)
@@ -252,6 +256,7 @@ class _Run:
         if not self.context.is_main:
             return
         payload = self._payload()
+        output_folder(self.run_dir, CHECKPOINT_DIR)
         save_checkpoint(self.last_path, payload)
         if best:
             save_checkpoint(self.best_path, payload)
@@ -259,29 +264,31 @@ class _Run:
     # ----------------------------------------------------------------- the loop
 
     def execute(self, resume: bool, stop_at_step: int | None) -> TrainResult:
-        fresh_dir = not resume and not self.run_dir.exists()
+        fresh_dir = not resume and (not self.run_dir.exists() or not any(self.run_dir.iterdir()))  # new or empty
         payload = self._prepare_run_dir(resume)
         if payload is not None:
             self._restore(payload)
         try:
             return self._execute(payload, resume, stop_at_step)
-        except UserError:
-            if fresh_dir and self.context.is_main and self.step == 0 and not self.last_path.exists():
+        except (UserError, OSError):
+            if fresh_dir and self.context.is_main and not self.last_path.exists():
                 self._remove_failed_start()
             raise
 
     def _remove_failed_start(self) -> None:
-        """A run that failed before its first step leaves no folder: only the files it wrote go, and the
-        folder only if nothing else is left in it (a later failure keeps its logs)."""
+        """A new run that failed before saving a checkpoint (a data error, a full disk) leaves no folder:
+        only the files it wrote go, and each folder only if nothing else is left in it (a failure after
+        the first checkpoint keeps its logs, for --resume)."""
         for name in (CONFIG_FILE, METRICS_FILE, METRICS_CSV, LOG_FILE, ENVIRONMENT_FILE):
             path = self.run_dir / name
             if path.is_file() and not path.is_symlink():
                 path.unlink()
         shutil.rmtree(self.run_dir / TENSORBOARD_DIR, ignore_errors=True)
-        try:
-            self.run_dir.rmdir()
-        except OSError:
-            pass
+        for folder in (self.run_dir / CHECKPOINT_DIR, self.run_dir):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
     def _execute(self, payload: dict[str, Any] | None, resume: bool, stop_at_step: int | None) -> TrainResult:
         resume_step = self.step if resume else None
@@ -335,6 +342,8 @@ class _Run:
         self._logged_step, self._logged_time = self.step, time.perf_counter()
         bar = tqdm(total=self.total_steps, initial=self.step, unit="step", disable=not self.show_progress,
                    desc=f"train {self.config.model.name} seed {self.config.seed}")  # which run, under a bench's bar
+        heartbeat = _Heartbeat(enabled=not self.show_progress and self.context.is_main, total=self.total_steps,
+                               name=f"{self.config.model.name} seed {self.config.seed}")
         try:
             while self.step < self.total_steps:
                 epoch, start_batch = divmod(self.step, self.steps_per_epoch)
@@ -344,6 +353,7 @@ class _Run:
                     loss, grad_norm = self._optimizer_step(step_module, self.feed(batch))
                     self.step += 1
                     bar.update(1)
+                    heartbeat.beat(self.step, loss)
                     if self.step % self.config.training.log_every == 0 or self.step == self.total_steps:
                         self._log_step(logger, bar, loss=loss, grad_norm=grad_norm, lr=lr, epoch=epoch)
                     self._after_step(logger)
@@ -499,3 +509,18 @@ def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+class _Heartbeat:
+    """'training NAME: step 120/500, loss 0.0123 (61 s)' every `HEARTBEAT_S` seconds, for runs without a bar."""
+
+    def __init__(self, *, enabled: bool, total: int, name: str) -> None:
+        self.enabled, self.total, self.name = enabled, total, name
+        self.started = self.last = time.perf_counter()
+
+    def beat(self, step: int, loss: torch.Tensor) -> None:
+        now = time.perf_counter()
+        if self.enabled and now - self.last >= HEARTBEAT_S:
+            self.last = now
+            logger.info("training %s: step %d/%d, loss %.4g (%.0f s)", self.name, step, self.total, float(loss),
+                        now - self.started)

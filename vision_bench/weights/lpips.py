@@ -26,10 +26,11 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vision_bench.data.atomic import atomic_output, atomic_write_text
+from vision_bench.data.atomic import atomic_write_bytes, atomic_write_text
 from vision_bench.errors import UnknownNameError, UserError
 from vision_bench.registry import unknown_name_message
 from vision_bench.weights.files import local_weights_dir, torch_checkpoint_dir
+from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
 if TYPE_CHECKING:  # torch is imported where it is used, so that the command line starts fast
     import torch
@@ -158,7 +159,7 @@ def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mappi
                   folder: str | os.PathLike[str] | None = None) -> Path:
     """Check `state` against LPIPS-`net`'s layout, then write the safetensors file and its record."""
     import torch
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     problem = layout_problem(state, expected_backbone(net))
     if problem:
@@ -166,11 +167,16 @@ def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mappi
     path = backbone_path(net, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {k: state[k].detach().to("cpu", torch.float32).contiguous() for k in expected_backbone(net)}
-    with atomic_output(path) as temp:
-        save_file(tensors, str(temp), metadata={"net": net, "source": str(provenance.get("source", ""))})
+    # serialised here and written by this process, so a full disk is the file system's OSError, not safetensors'
+    data = save(tensors, metadata={"net": net, "source": str(provenance.get("source", ""))})
+    atomic_write_bytes(path, data)
     record = {"net": net, "lpips_version": LPIPS_VERSION, **provenance, "file": path.name,
-              "file_sha256": sha256_file(path)}
-    atomic_write_text(provenance_path(net, folder), json.dumps(record, indent=2) + "\n")
+              "file_sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        atomic_write_text(provenance_path(net, folder), json.dumps(record, indent=2) + "\n")
+    except OSError:  # a backbone without its record is never used: leave neither
+        path.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -209,12 +215,12 @@ def read_torchvision_backbone(net: str, path: Path) -> dict[str, torch.Tensor]:
     import torch
 
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        with foreign_pickle_warnings_off():
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # weights_only refuses pickles that name code; others are damaged files
-        refused = "Unsupported global" in str(error)  # weights_only names what the pickle asked to run
-        what = "refused: it is not a plain tensor file (it asks to run code when unpickled)" if refused \
-            else f"unreadable ({type(error).__name__})"
-        raise WeightsProblem(f"{path}: {what}") from None
+        failure = load_failure(path, error)  # told from the file's bytes, never by unpickling it
+        what = "not a plain tensor file" if failure.refused else "unreadable"
+        raise WeightsProblem(f"{path}: {what} ({failure.reason})") from None
     if not isinstance(checkpoint, Mapping) or not all(isinstance(v, torch.Tensor) for v in checkpoint.values()):
         raise WeightsProblem(f"{path}: not a state dict of tensors")
     state = {k: v for k, v in checkpoint.items() if k.startswith("features.")}

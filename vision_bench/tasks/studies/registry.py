@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.registry import unknown_name_message
-from vision_bench.tasks.config import SampleCounts, TaskConfig, describe_validation_error
+from vision_bench.tasks.config import SampleCounts, TaskConfig, check_seed, describe_validation_error
 from vision_bench.tasks.studies.builder import STUDIES
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
@@ -30,8 +30,11 @@ def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL
     """
     try:
         counts = SampleCounts(train=n_train, val_id=n_val, val_ood=n_val, test_id=n_test, test_ood=n_test)
+        check_seed(seed)
     except ValidationError as error:
         raise ConfigError(f"study {study_id!r}: {describe_validation_error(error, SampleCounts)}") from None
+    except ValueError as error:
+        raise ConfigError(f"study {study_id!r}: {error}") from None
     if study_id in STUDIES:
         return STUDIES[study_id](counts, seed)
     parts = study_id.split("/")
