@@ -33,7 +33,8 @@ QUICKSTART_TASK: dict[str, Any] = {
 
 _TASK_FILE = "quickstart_task.yaml"
 
-ESTIMATE = "about 3 minutes on 2 CPU cores, under a minute on a GPU"
+ESTIMATE = ("about 3 minutes on 2 quiet CPU cores (roughly twice that with other jobs running on them), "
+            "under a minute on a GPU")
 """What the whole command takes (docs/benchmarks.md has the measurements behind it)."""
 PHASES = ("fetch or check the LPIPS weights", "bench cell 1: train and evaluate the CNN (500 steps)",
           "cell 2: the ViT (400 steps)", "cell 3: the baselines", "the report")
