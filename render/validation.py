@@ -67,9 +67,22 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel], da
         elif issue["type"] == "value_error":
             message = issue["msg"].removeprefix("Value error, ")
             problems.append(f"{key}: {message}" if key else message)
+        elif issue["type"] in _BOUNDS:
+            bound = next(iter(issue.get("ctx", {}).values()), "?")
+            problems.append(f"{key or 'config'}: " + _BOUNDS[issue["type"]].format(
+                bound=bound, got=_shown(issue.get("input"))))
         else:
             problems.append(f"{key or 'config'}: {issue['msg']}, got {_shown(issue.get('input'))}")
     return "; ".join(problems)
+
+
+_BOUNDS = {
+    "greater_than_equal": "must be at least {bound}, got {got}; set it to {bound} or more",
+    "greater_than": "must be more than {bound}, got {got}; set it above {bound}",
+    "less_than_equal": "must be at most {bound}, got {got}; set it to {bound} or less",
+    "less_than": "must be less than {bound}, got {got}; set it below {bound}",
+}
+"""pydantic's bound checks ('Input should be greater than or equal to 1'), said as the limit and the fix."""
 
 
 def _as_written(data: Any, loc: tuple[Any, ...]) -> list[str]:

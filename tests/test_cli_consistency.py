@@ -197,7 +197,7 @@ def test_train_applies_set_seed_and_device_to_the_config(tmp_path: Path, monkeyp
         ("export", "splits.test_ood.grid_hieght=5",
          "splits.test_ood has no key 'grid_hieght'; did you mean 'grid_height' or 'grid_width'?"),
         ("train", "training.epochs=abc", "training.epochs: Input should be a valid integer"),
-        ("generate", "n_objects=[1, -2]", "n_objects.1: Input should be greater than or equal to 1"),
+        ("generate", "n_objects=[1, -2]", "n_objects.1: must be at least 1, got -2; set it to 1 or more"),
         ("train", "training.epochs=[1", "--set 'training.epochs=[1': the value is not valid YAML"),
         ("export", "samples.train", "--set 'samples.train': expected KEY.PATH=VALUE"),
         ("train", "seed.value=1", "--set seed.value=1: seed holds a value (0), not a section of keys"),

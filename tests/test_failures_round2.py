@@ -353,3 +353,15 @@ def test_a_damaged_manifest_names_a_fix_that_works(
     assert "re-run the export to rewrite it" not in line
     shutil.rmtree(out)
     assert main(argv) == 0 and main(["verify", str(out)]) == 0  # the fix it names works
+
+
+def test_an_unknown_timm_model_names_the_command_that_lists_them() -> None:
+    """timm knows over a thousand models: the message points at the listing command instead of a dozen names."""
+    from vision_bench.errors import UnknownNameError
+    from vision_bench.models import create_model
+
+    with pytest.raises(UnknownNameError) as caught:
+        create_model("unet:resnet18x", image_size=32)
+    message = str(caught.value)
+    assert "did you mean 'resnet18'" in message and "`vision-bench models --timm 'PATTERN*'` lists all" in message
+    assert "aimv2" not in message and len(message) < 200

@@ -99,7 +99,7 @@ def test_unknown_ids_name_close_matches() -> None:
         get_study("alpha/rot90/1.5")
     with pytest.raises(UnknownNameError, match="did you mean 'rot90'"):
         get_study("alpha/rotate/0.2")
-    with pytest.raises(ConfigError, match="train: Input should be greater than or equal to 0"):
+    with pytest.raises(ConfigError, match="train: must be at least 0, got -1; set it to 0 or more"):
         get_study("compgen/C1/1", n_train=-1)
 
 

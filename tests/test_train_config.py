@@ -51,7 +51,8 @@ def test_defaults_follow_the_cogitao_recipe() -> None:
     [
         ({**MINIMAL, "optimiser": {}}, "optimiser: unknown key; did you mean 'optimizer'?"),
         ({**MINIMAL, "training": {"batch_szie": 8}}, "training.batch_szie: unknown key; did you mean 'batch_size'?"),
-        ({**MINIMAL, "training": {"batch_size": 0}}, "training.batch_size: Input should be greater than or equal to 1"),
+        ({**MINIMAL, "training": {"batch_size": 0}},
+         "training.batch_size: must be at least 1, got 0; set it to 1 or more"),
         ({**MINIMAL, "optimizer": {"betas": [0.9, 1.5]}}, "optimizer.betas: each beta must be in [0, 1)"),
         ({**MINIMAL, "checkpoint": {"select_on": "test_ood"}},
          "checkpoint.select_on: Input should be 'val_id' or 'val_ood'"),

@@ -83,6 +83,7 @@ LISTING_COMMANDS = {
     "study": "vision-bench studies",
     "model family": "vision-bench models",
     "model": "vision-bench models",
+    "timm model": "vision-bench models --timm 'PATTERN*'",
 }
 """Kind -> the command that lists every known name of that kind."""
 
