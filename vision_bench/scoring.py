@@ -5,9 +5,10 @@ without a role suffix (`_pred`, `_prediction`, `_target`, `_output`), so `000000
 pairs with an export split's `00000007_target.png`. In a folder where some images carry a role
 suffix, only those are read (an export split's `_input` images and masks are left out).
 
-Pixel metrics, PSNR, SSIM and LPIPS work on any RGB images of equal size; the grid metrics need a
-render spec and the grid shape to decode both images with. Metrics that need the input image or
-the training sequences are not available here (use `vision-bench evaluate`).
+Score computes every registered metric whose `needs` (its `MetricSpec`) it can give: the predicted
+and target images, and the grids decoded from both when a render spec and the grid shape are given.
+Pixel metrics, PSNR, SSIM and LPIPS work on any RGB images of equal size. Metrics that need the
+input image or the training sequences are not available here (use `vision-bench evaluate`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpip
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 ROLE_SUFFIXES = ("_pred", "_prediction", "_target", "_output")
-IMAGE_METRICS = ("mse", "mse_sum", "psnr", "ssim", "lpips")
-GRID_METRICS = ("grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "paper_obj_ppa",
-                "object_accuracy", "color_accuracy", "shape_accuracy")
+IMAGE_INPUTS = frozenset({"pred_images", "target_images"})
+"""The `MetricInputs` fields score always gives (LPIPS loads its own network)."""
+GRID_INPUTS = frozenset({"pred_grids", "target_grids"})
+"""The fields it adds when --spec and --grid let it decode both images."""
 BATCH = 32
 BATCH_PIXELS = BATCH * 256 * 256
 """Pixels per image in one batch at most: 32 pairs up to 256 x 256, one pair of a larger image at a time."""
@@ -100,19 +102,30 @@ def pair_files(pred: Path, target: Path) -> tuple[list[Pair], list[Path]]:
     return [Pair(key, predictions[key], targets[key]) for key in keys], unpaired
 
 
+def scorable(decodable: bool) -> tuple[str, ...]:
+    """The registered metrics whose `needs` score gives (grids only when `decodable`), in registry order."""
+    given = (IMAGE_INPUTS | GRID_INPUTS) if decodable else IMAGE_INPUTS
+    return tuple(name for name, spec in METRICS.items() if set(spec.needs) <= given)
+
+
 def check_metrics(names: Sequence[str], decodable: bool) -> tuple[str, ...]:
-    """The metrics to compute: the image metrics (and grid metrics when decodable) by default."""
+    """The metrics to compute: by default every scorable metric marked `score_default`."""
     if not names:
-        return IMAGE_METRICS + (GRID_METRICS if decodable else ())
+        return tuple(name for name in scorable(decodable) if METRICS[name].score_default)
     for name in names:
         if name not in METRICS:
-            raise ConfigError(f"unknown metric {name!r}; score computes {', '.join(IMAGE_METRICS + GRID_METRICS)}")
-        if name not in IMAGE_METRICS + GRID_METRICS:
+            raise ConfigError(f"unknown metric {name!r}; score computes {', '.join(scorable(decodable=True))}")
+        if name not in scorable(decodable=True):
             raise ConfigError(f"metric {name!r} needs the input image or training sequences; "
                               "score it with `vision-bench evaluate`")
-        if name in GRID_METRICS and not decodable:
+        if name not in scorable(decodable):
             raise ConfigError(f"metric {name!r} decodes grids: pass --spec SPEC.yaml and --grid HxW")
     return tuple(names)
+
+
+def _reads_grids(metrics: Sequence[str]) -> bool:
+    """Whether any of `metrics` needs the decoded grids."""
+    return any(GRID_INPUTS & set(METRICS[name].needs) for name in metrics)
 
 
 def _load(path: Path, max_pixels: int) -> torch.Tensor:
@@ -144,7 +157,7 @@ def score_pairs(
         pred = torch.stack([_load(p.pred, max_pixels) for p in batch])
         target = torch.stack([_load(p.target, max_pixels) for p in batch])
         grids = {}
-        if spec is not None and grid_shape is not None and any(m in GRID_METRICS for m in metrics):
+        if spec is not None and grid_shape is not None and _reads_grids(metrics):
             shapes = [grid_shape] * len(batch)
             grids = {"pred_grids": decode_predictions(pred, spec, shapes),
                      "target_grids": decode_predictions(target, spec, shapes)}

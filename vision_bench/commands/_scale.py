@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from vision_bench.data.export_formats import FORMATS
 from vision_bench.errors import ConfigError
 
 SCALES = ("small", "paper")
@@ -24,12 +25,8 @@ DEFAULT_SCALE = "small"
 SMALL_COUNTS = {"n_train": 1_000, "n_val": 100, "n_test": 100}
 """The small scale: enough to look at and to train a smoke model on, a few seconds to generate."""
 
-SECONDS_PER_PAIR = {"grids": 0.001, "images": 0.0045}
-"""One worker's time per pair, start-up excluded (docs/benchmarks.md: generate about 1,000 pairs/s,
-a PNG folder export about 230 pairs/s at 128 x 128 on a 2-core laptop-class CPU)."""
-BYTES_PER_PAIR = {"grids": 150, "folder": 2_100, "webdataset": 2_100, "parquet": 1_100}
-"""Disk per pair as measured on envgen/G1/1: grids Parquet, and PNG images at 128 x 128 pixels."""
 REFERENCE_PIXELS = 128 * 128
+"""The image area a format's `bytes_per_pair` is given for (`ExportFormat`)."""
 EPISODE_SECONDS = 0.03
 """Extra time per C-ARC query generated in order: 0.008 s (Systematicity) to 0.03 s (3-Shot) measured
 with `generate` on 540 queries (the ten queries of an episode share its study pairs and grammar)."""
@@ -85,13 +82,12 @@ def describe_scale(args: argparse.Namespace) -> str:
 
 
 def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE_PIXELS, episodes: bool = False) -> str:
-    """'about 2 min and 210 MB' for `total` pairs written as `kind` ('grids', 'folder', 'parquet',
-    'webdataset'); a rough figure from the rates above, scaled by workers and image area (`episodes`:
-    C-ARC queries, which cost `EPISODE_SECONDS` more each)."""
-    images = kind != "grids"
-    per_pair = SECONDS_PER_PAIR["images" if images else "grids"] + (EPISODE_SECONDS if episodes else 0.0)
-    seconds = total * per_pair / max(1, workers)
-    size = total * BYTES_PER_PAIR[kind] * (pixels / REFERENCE_PIXELS if images else 1.0)
+    """'about 2 min and 210 MB' for `total` pairs written as export format `kind` ('grids' for `generate`);
+    a rough figure from the format's rates (its `ExportFormat` entry), scaled by workers and image area
+    (`episodes`: C-ARC queries, which cost `EPISODE_SECONDS` more each)."""
+    entry = FORMATS[kind]
+    seconds = total * (entry.seconds_per_pair + (EPISODE_SECONDS if episodes else 0.0)) / max(1, workers)
+    size = total * entry.bytes_per_pair * (pixels / REFERENCE_PIXELS if entry.images else 1.0)
     return f"{_duration(seconds)} and {_size(size)}"
 
 

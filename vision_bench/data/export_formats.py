@@ -3,7 +3,8 @@ what it can store.
 
 A format is one writer module that satisfies `ShardWriter`, one Dataset class that satisfies
 `ShardReader`, and one `FORMATS.add(...)` below. The export rules (`ExportOptions`), the reader
-lookup (`open_export`), `verify` and the CLI help all read these entries. Writer and reader load on
+lookup (`open_export`), `verify`, the CLI help and the time and size estimate that `export` prints
+before it starts all read these entries. Writer and reader load on
 first use, so naming a format costs no imports.
 """
 
@@ -57,13 +58,20 @@ class ShardReader(Protocol):
 class ExportFormat:
     """`writer`: the module implementing `ShardWriter`; `reader`: 'module:Class' of its
     `ShardReader`; `images`: it stores rendered images (else they are drawn when read); `frames`
-    / `masks`: it can also store the intermediate frames / per-object label masks."""
+    / `masks`: it can also store the intermediate frames / per-object label masks;
+    `bytes_per_pair`: disk per pair, at 128 x 128 pixels for a format that stores images (scaled by
+    image area), as measured on envgen/G1/1; `seconds_per_pair`: one worker's time per pair, start-up
+    excluded (docs/benchmarks.md: generating about 1,000 pairs/s, a PNG folder export about 230 pairs/s
+    at 128 x 128 on a 2-core laptop-class CPU). `export` prints the estimate they give before it
+    starts; the defaults are a PNG image format's."""
 
     writer: str
     reader: str
     images: bool = True
     frames: bool = False
     masks: bool = False
+    bytes_per_pair: float = 2_100
+    seconds_per_pair: float = 0.0045
 
     def module(self) -> ShardWriter:
         """The writer module (imported now)."""
@@ -79,7 +87,8 @@ class ExportFormat:
 FORMATS: Registry[ExportFormat] = Registry("export format")
 FORMATS.add(
     "grids",
-    ExportFormat("vision_bench.data.grids", "vision_bench.data.datasets:GridsDataset", images=False),
+    ExportFormat("vision_bench.data.grids", "vision_bench.data.datasets:GridsDataset", images=False,
+                 bytes_per_pair=150, seconds_per_pair=0.001),
     "grids and metadata only (the generator's Parquet); images are rendered when read (default)",
 )
 FORMATS.add(
@@ -89,7 +98,8 @@ FORMATS.add(
 )
 FORMATS.add(
     "parquet",
-    ExportFormat("vision_bench.data.parquet_images", "vision_bench.data.datasets:ParquetImageDataset", masks=True),
+    ExportFormat("vision_bench.data.parquet_images", "vision_bench.data.datasets:ParquetImageDataset", masks=True,
+                 bytes_per_pair=1_100),
     "Parquet with Hugging Face Image columns (input, target) next to the metadata columns",
 )
 FORMATS.add(

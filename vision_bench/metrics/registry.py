@@ -119,7 +119,8 @@ class MetricSpec:
     clip values to this bound first; `gap`: how the ID/OOD generalization gap is formed (None: no
     gap, e.g. an OOD-only metric); `statistic`: the shared batch statistic it reads, which
     `compute_metrics` computes once for all metrics that read it; `listed_in`: the tables and plots
-    that show it (see `Listing`); `rank`: its place there (lower first, ties in registry order)."""
+    that show it (see `Listing`); `rank`: its place there (lower first, ties in registry order);
+    `score_default`: `vision-bench score` computes it unasked when it can give its `needs`."""
 
     name: str
     direction: Direction
@@ -134,6 +135,7 @@ class MetricSpec:
     statistic: Statistic | None = None
     listed_in: frozenset[Listing] = frozenset()
     rank: int = 100
+    score_default: bool = True
 
 
 METRICS: Registry[MetricSpec] = Registry("metric")
@@ -169,6 +171,7 @@ def metric(
     statistic: Statistic | None = None,
     listed_in: Collection[Listing] = (),
     rank: int = 100,
+    score_default: bool = True,
 ) -> Callable[[MetricFunction], MetricFunction]:
     """Register the decorated per-sample function as metric `name` with its metadata (the metric
     registry's form of `Registry.register`: one decorator beside each definition)."""
@@ -176,7 +179,7 @@ def metric(
     def decorate(function: MetricFunction) -> MetricFunction:
         spec = MetricSpec(
             name, direction, description, function, needs, label, short_label, percent=percent, cap=cap,
-            gap=gap, statistic=statistic, listed_in=frozenset(listed_in), rank=rank,
+            gap=gap, statistic=statistic, listed_in=frozenset(listed_in), rank=rank, score_default=score_default,
         )
         METRICS.add(name, spec, description)
         return function
@@ -300,7 +303,7 @@ def _canvas_unknown(inputs: MetricInputs, name: str) -> torch.Tensor:
         "included (padding counts right when predicted as padding; an image model's decoded grid always "
         "has the target's shape, so its padding is always right), percent",
         needs=GRIDS, label="PPA as in COGITAO App. G.2: over the padded canvas (%)", short_label="PPA (G.2)",
-        percent=True, gap="difference")
+        percent=True, gap="difference", score_default=False)  # score decodes unpadded grids: there it equals PPA
 def paper_ppa(inputs: MetricInputs) -> torch.Tensor:
     laid = grids.on_canvas(*inputs.grid_pair(), inputs.canvas)
     if laid is None:

@@ -4,10 +4,11 @@ Settings match `skimage.metrics.structural_similarity(a, b, channel_axis=-1, gau
 sigma=1.5, use_sample_covariance=False, data_range=1.0)`: an 11-tap Gaussian window (sigma 1.5),
 population covariance, K1 = 0.01, K2 = 0.03, the SSIM map averaged over the pixels whose window
 lies inside the image (scikit-image crops the same 5-pixel border), then over the channels.
+`_ssim_reference` computes it as the formula reads; `ssim` runs the private fast path `_ssim_fast`.
 
-The local statistics come from four filtered maps instead of the usual five: with s = x + y and
-d = x - y, 2 mu_x mu_y = (mu_s^2 - mu_d^2) / 2, mu_x^2 + mu_y^2 = (mu_s^2 + mu_d^2) / 2, and the
-same for the (co)variances, so SSIM = (mu_s^2 - mu_d^2 + 2 C1)(var_s - var_d + 2 C2) /
+The fast path's local statistics come from four filtered maps instead of the usual five: with
+s = x + y and d = x - y, 2 mu_x mu_y = (mu_s^2 - mu_d^2) / 2, mu_x^2 + mu_y^2 = (mu_s^2 + mu_d^2) / 2,
+and the same for the (co)variances, so SSIM = (mu_s^2 - mu_d^2 + 2 C1)(var_s - var_d + 2 C2) /
 ((mu_s^2 + mu_d^2 + 2 C1)(var_s + var_d + 2 C2)).
 
 On CPU, chunks of images run in parallel threads (numpy and OpenCV release the GIL): the
@@ -50,8 +51,41 @@ def gaussian_window(size: int = WINDOW, sigma: float = SIGMA, *, dtype: torch.dt
 
 @torch.no_grad()
 def ssim(pred: torch.Tensor, target: torch.Tensor, *, data_range: float = 1.0) -> torch.Tensor:
-    """Mean SSIM per image (B,) over channels and valid window positions."""
+    """Mean SSIM per image (B,) over channels and valid window positions.
+
+    The value of `_ssim_reference`, computed by `_ssim_fast` (about 20x faster on 64x64 images;
+    parity in `tests/test_ssim_reference.py`).
+    """
     pred, target = ssim_images(pred, target)
+    return _ssim_fast(pred, target, data_range)
+
+
+def _ssim_reference(pred: torch.Tensor, target: torch.Tensor, data_range: float) -> torch.Tensor:
+    """SSIM as Wang et al. (2004) write it, for batches checked by `ssim_images`: the plain reference.
+
+    Local means, variances and the covariance under the Gaussian window, at the positions where the
+    window lies inside the image, then the SSIM map averaged over positions and channels. It computes
+    in float64, so that E[x^2] - E[x]^2 loses nothing, and returns the input's dtype.
+    """
+    x, y = pred.double(), target.double()
+    taps = gaussian_window(dtype=torch.float64, device=x.device)
+
+    def local_mean(images: torch.Tensor) -> torch.Tensor:
+        return filter_valid_conv(images, taps)  # the 2-D Gaussian window is separable
+
+    mu_x, mu_y = local_mean(x), local_mean(y)
+    var_x = local_mean(x * x) - mu_x**2
+    var_y = local_mean(y * y) - mu_y**2
+    cov_xy = local_mean(x * y) - mu_x * mu_y
+    c1, c2 = (K1 * data_range) ** 2, (K2 * data_range) ** 2
+    luminance = (2 * mu_x * mu_y + c1) / (mu_x**2 + mu_y**2 + c1)
+    contrast_structure = (2 * cov_xy + c2) / (var_x + var_y + c2)
+    return (luminance * contrast_structure).mean(dim=(1, 2, 3)).to(pred.dtype)
+
+
+def _ssim_fast(pred: torch.Tensor, target: torch.Tensor, data_range: float) -> torch.Tensor:
+    """`_ssim_reference` from four filtered maps (see the module docstring), in chunks: OpenCV in
+    threads on CPU, depthwise `conv2d` elsewhere."""
     taps = gaussian_window(dtype=pred.dtype, device=pred.device)
     if pred.device.type == "cpu":
         return _ssim_cpu(pred.numpy(), target.numpy(), taps.numpy(), data_range)
@@ -102,16 +136,16 @@ def ssim_of_maps(maps: np.ndarray, taps: np.ndarray, data_range: float) -> np.nd
     # The rows near a plane's top and bottom mix planes (see `gaussian_filter_opencv`), so the
     # arithmetic skips them; the other rows of a plane are one contiguous block, which numpy runs
     # at full speed (3x faster than a view cropped on all sides).
-    rows = stats.reshape(4, -1, height, width)[:, :, border:-border]
-    ssim_map = _ssim_map(*rows, np.empty(rows.shape[1:], dtype=maps.dtype), data_range)
+    mu_s, mu_d, ss, dd = stats.reshape(4, -1, height, width)[:, :, border:-border]
+    ssim_map = _ssim_map(mu_s, mu_d, ss, dd, np.empty(mu_s.shape, dtype=maps.dtype), data_range)
     return ssim_map.reshape(*maps.shape[1:-2], -1, width)[..., border:-border].mean(axis=(1, 2, 3))
 
 
 def _ssim_device(x: torch.Tensor, y: torch.Tensor, taps: torch.Tensor, data_range: float) -> torch.Tensor:
     s = x + y - data_range
     d = x - y
-    stats = filter_valid_conv(torch.stack([s, d, s * s, d * d]), taps)
-    return _ssim_map(*stats, torch.empty_like(stats[0]), data_range).reshape(x.shape[0], -1).mean(dim=1)
+    mu_s, mu_d, ss, dd = filter_valid_conv(torch.stack([s, d, s * s, d * d]), taps)
+    return _ssim_map(mu_s, mu_d, ss, dd, torch.empty_like(mu_s), data_range).reshape(x.shape[0], -1).mean(dim=1)
 
 
 def _ssim_map(mu_s: Array, mu_d: Array, ss: Array, dd: Array, temporary: Array, data_range: float) -> Array:
