@@ -22,6 +22,7 @@ import pytest
 import torch
 import yaml
 from cli_errors import assert_one_error
+from test_worker_pool import alive
 
 from vision_bench.cli import main
 
@@ -187,14 +188,6 @@ if __name__ == "__main__":
     for _ in run_tasks(work, [sys.argv[1]] * 100000, workers=2):
         pass
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def wait_for(condition: Callable[[], object], timeout: float) -> bool:
