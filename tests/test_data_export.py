@@ -12,12 +12,12 @@ import pytest
 
 from render.spec import RenderSpec
 from vision_bench.cli import main
-from vision_bench.data import atomic
-from vision_bench.data.errors import DataError, ManifestError
 from vision_bench.data.export import PROGRESS_DIR, ExportOptions, export_dataset
 from vision_bench.data.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from vision_bench.data.sources import load_config
 from vision_bench.data.verify import verify_export
+from vision_bench.errors import DataError, ManifestError
+from vision_bench.io import atomic
 from vision_bench.tasks.config import TaskConfig
 
 COUNTS = {"train": 9, "val_id": 2, "val_ood": 2, "test_id": 1, "test_ood": 1}

@@ -17,9 +17,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision_bench.data import atomic
 from vision_bench.data.collate import collate, grid_list
-from vision_bench.data.errors import DataError, ManifestError
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
     MANIFEST_KIND,
@@ -31,6 +29,8 @@ from vision_bench.data.manifest import (
 from vision_bench.data.parquet_images import image_column, image_feature_columns, with_image_features
 from vision_bench.data.shards import Shard, plan_shards, select_shards
 from vision_bench.data.webdataset import TarIndex, sample_members, split_key, tar_bytes
+from vision_bench.errors import DataError, ManifestError
+from vision_bench.io import atomic
 
 
 def test_plan_shards_fixed_ranges() -> None:
@@ -219,7 +219,7 @@ def test_grid_columns_round_trip_through_arrow(shapes: list[tuple[int, int]]) ->
 
 
 def test_pool_runs_tasks_in_spawned_workers_and_reports_a_dead_one() -> None:
-    from vision_bench.data.pool import run_tasks
+    from vision_bench.io.pool import run_tasks
 
     # builtins as tasks: spawned workers unpickle them without importing this test module
     assert sorted(run_tasks(abs, [-1, 2, -3, 4], workers=2)) == [1, 2, 3, 4]

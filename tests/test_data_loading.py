@@ -22,12 +22,12 @@ from vision_bench.data.datasets import (
     open_export,
 )
 from vision_bench.data.device import GridBatchRenderer, to_device_batch
-from vision_bench.data.errors import CorruptFileError, DataError
 from vision_bench.data.export import ExportOptions, export_dataset
 from vision_bench.data.imports import ImagePairDataset
 from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.onthefly import OnTheFlyDataset
 from vision_bench.data.opening import open_dataset
+from vision_bench.errors import CorruptFileError, DataError
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.generator import generate_sample
 

@@ -22,9 +22,7 @@ from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.tables import format_metric, summary_rows, table1
 from vision_bench.cli import main
 from vision_bench.commands.evaluate import summary_table
-from vision_bench.data.atomic import atomic_write_bytes
 from vision_bench.data.datasets import ExportDataset, open_export
-from vision_bench.data.errors import DataError
 from vision_bench.data.export import ExportOptions, ShardContext, export_dataset
 from vision_bench.data.export_formats import FORMATS, ExportFormat
 from vision_bench.data.items import add_rendered_images, grid_item
@@ -32,6 +30,8 @@ from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.shards import Shard
 from vision_bench.data.sources import generate, load_config
 from vision_bench.data.verify import verify_export
+from vision_bench.errors import DataError
+from vision_bench.io.atomic import atomic_write_bytes
 from vision_bench.metrics import METRICS, MetricInputs, compute_metrics, listed_in, metric
 from vision_bench.tasks.generator import TaskSample
 

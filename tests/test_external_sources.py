@@ -22,13 +22,12 @@ from torch.utils.data import DataLoader
 from render.spec import RenderSpec
 from vision_bench.data.collate import collate
 from vision_bench.data.datasets import ParquetImageDataset, WebDatasetDataset
-from vision_bench.data.errors import DataError
 from vision_bench.data.export import ExportOptions, export_dataset
 from vision_bench.data.hf_datasets import HFImageDataset
 from vision_bench.data.opening import open_dataset
 from vision_bench.data.shard_stream import expand_braces
 from vision_bench.data.streaming import ShardStreamDataset
-from vision_bench.errors import ConfigError
+from vision_bench.errors import ConfigError, DataError
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.train import TrainConfig, train
 from vision_bench.train.logging import read_records

@@ -175,7 +175,7 @@ def test_weights_get_into_an_unwritable_folder_names_the_right_fix_before_fetchi
 POOL_SCRIPT = """
 import os, sys, time
 from pathlib import Path
-from vision_bench.data.pool import run_tasks
+from vision_bench.io.pool import run_tasks
 
 def work(folder):
     (Path(folder) / str(os.getpid())).touch()  # tells the test which processes are the workers

@@ -202,8 +202,8 @@ def test_export_format_entries_say_what_each_format_stores() -> None:
 ])
 def test_export_options_refuse_what_the_format_cannot_store(format_name: str, flags: dict[str, bool],
                                                            message: str) -> None:
-    from vision_bench.data.errors import DataError
     from vision_bench.data.export import ExportOptions
+    from vision_bench.errors import DataError
 
     with pytest.raises(DataError) as raised:
         ExportOptions(format=format_name, **flags)

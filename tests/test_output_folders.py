@@ -17,8 +17,8 @@ import pytest
 from cli_errors import cli_error
 
 from vision_bench.cli import main
-from vision_bench.data.atomic import output_folder
 from vision_bench.errors import ConfigError
+from vision_bench.io.atomic import output_folder
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

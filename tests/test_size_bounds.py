@@ -76,8 +76,8 @@ def test_too_many_shards_are_refused_before_any_is_planned(tmp_path: Path,
 
 
 def test_shard_planning_takes_constant_time_and_memory_until_shards_are_made() -> None:
-    from vision_bench.data.errors import DataError
     from vision_bench.data.shards import MAX_SHARDS, count_shards, iter_shards, plan_shards
+    from vision_bench.errors import DataError
 
     counts = {"train": 10**9, "val_id": 10**9}
     tracemalloc.start()

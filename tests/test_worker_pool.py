@@ -133,7 +133,7 @@ def raise_with_a_lock(_: object) -> None:
 
 
 def test_large_jobs_and_results_do_not_deadlock() -> None:
-    from vision_bench.data.pool import WorkerPool
+    from vision_bench.io.pool import WorkerPool
 
     with WorkerPool(2, "fork", single_threaded=False) as pool:
         tickets = [pool.submit(big_result, 4 << 20) for _ in range(6)]
@@ -145,7 +145,7 @@ def test_large_jobs_and_results_do_not_deadlock() -> None:
 @pytest.mark.parametrize(("function", "message"), [(raise_two_arguments, "could not be read"),
                                                     (raise_with_a_lock, "could not be sent back")])
 def test_worker_exceptions_that_do_not_pickle_are_reported_as_such(function, message: str) -> None:
-    from vision_bench.data.pool import WorkerPool
+    from vision_bench.io.pool import WorkerPool
 
     with WorkerPool(1, "fork", single_threaded=False) as pool:
         ticket = pool.submit(function, None)

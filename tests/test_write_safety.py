@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from vision_bench.cli import main
-from vision_bench.data import atomic
-from vision_bench.data.atomic import append_line, atomic_output, atomic_write_text
+from vision_bench.io import atomic
+from vision_bench.io.atomic import append_line, atomic_output, atomic_write_text
 from vision_bench.train.checkpoint import save_checkpoint
 
 

@@ -20,6 +20,18 @@ class TransformationError(UserError):
     """A transformation that cannot be applied: an object leaves the grid or overlaps another."""
 
 
+class DataError(UserError):
+    """An export directory, image folder or option that cannot be used as asked."""
+
+
+class ManifestError(DataError):
+    """A `manifest.json` that is missing, malformed, from another version or from another export."""
+
+
+class CorruptFileError(DataError):
+    """A data file whose bytes are not what they should be (truncated, damaged or not an image)."""
+
+
 def first_line(error: BaseException) -> str:
     """The first line of an error's message (its type's name when it has none): what a one-line message quotes."""
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
@@ -27,8 +39,11 @@ def first_line(error: BaseException) -> str:
 
 __all__ = [
     "ConfigError",
+    "CorruptFileError",
+    "DataError",
     "GridError",
     "InfeasibleConfigError",
+    "ManifestError",
     "TransformationError",
     "UnknownNameError",
     "UserError",

@@ -76,7 +76,7 @@ def run_quickstart(out_dir: str | Path, progress: bool = True, device: str | Non
     """Run the quickstart bench into `out_dir` (models on `device`, default auto); return the bench result
     and its summary table. The report, results.csv and results.json are written into `out_dir`."""
     from vision_bench.bench.runner import run_bench, summary_table
-    from vision_bench.data.atomic import atomic_write_text, output_folder
+    from vision_bench.io.atomic import atomic_write_text, output_folder
 
     out_dir = output_folder(out_dir)
     task_file = out_dir / _TASK_FILE

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vision_bench.bench.config import BenchConfig, ModelEntry, is_file_reference
-from vision_bench.data.atomic import output_folder
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, safe_name
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.io.atomic import output_folder
 
 
 @dataclass(frozen=True)

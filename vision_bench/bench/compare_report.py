@@ -38,7 +38,6 @@ from vision_bench.bench.report import (
     write_report,
 )
 from vision_bench.bench.tables import short
-from vision_bench.data.atomic import atomic_output, output_folder
 from vision_bench.errors import UserError
 from vision_bench.evaluation.outputs import (
     METRICS_FILE,
@@ -48,6 +47,7 @@ from vision_bench.evaluation.outputs import (
     write_json,
 )
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.io.atomic import atomic_output, output_folder
 
 PLOTS_DIR = "plots"
 

@@ -135,7 +135,7 @@ def write_model_ranks(results: Sequence[ModelRankAgreement], out_dir: Path, benc
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
+    from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
 
     output_folder(out_dir)
     header = list(ModelRankAgreement.__dataclass_fields__)

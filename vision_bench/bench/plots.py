@@ -28,7 +28,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, PercentFormatter, SymmetricalLogLocator
 
-from vision_bench.data.atomic import atomic_output
+from vision_bench.io.atomic import atomic_output
 from vision_bench.metrics import METRICS
 
 Scale = Literal["linear", "log", "percent"]

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vision_bench.data.atomic import atomic_write_text, output_folder
 from vision_bench.errors import UserError
+from vision_bench.io.atomic import atomic_write_text, output_folder
 
 
 @dataclass(frozen=True)

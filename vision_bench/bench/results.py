@@ -37,8 +37,8 @@ import yaml
 from vision_bench import __version__
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.config import experiment_name
-from vision_bench.data.atomic import atomic_write_text
 from vision_bench.data.manifest import canonical_json
+from vision_bench.io.atomic import atomic_write_text
 
 CSV_FILE = "results.csv"
 JSON_FILE = "results.json"

@@ -27,7 +27,6 @@ from PIL import Image, ImageDraw
 
 from render.spec import RenderSpec
 from vision_bench.bench.plots import apply_scale, integer_ticks, legend_below, value_scale
-from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.rollout import (
     METRICS,
@@ -42,6 +41,7 @@ from vision_bench.evaluation.rollout import (
     rollout_predictors,
     write_rollout,
 )
+from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
 
 PREFIX = "worldmodel/"
 REPORT_FILE = "rollout.md"

@@ -62,11 +62,11 @@ from vision_bench.bench.rollout_report import (
     write_rollout_report,
 )
 from vision_bench.bench.summary import build_report, terminal_summary
-from vision_bench.data.atomic import atomic_write_text, output_folder, temp_path_for
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.io.atomic import atomic_write_text, output_folder, temp_path_for
 from vision_bench.metrics import listed_in
 from vision_bench.train.logging import messages_above_progress_bar
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.report import Figure
-from vision_bench.data.atomic import atomic_write_bytes, output_folder
 from vision_bench.evaluation.outputs import SHEETS_DIR, safe_name
 from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.io.atomic import atomic_write_bytes, output_folder
 
 KINDS = ("best", "worst")
 

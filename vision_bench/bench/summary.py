@@ -19,7 +19,7 @@ from vision_bench.bench.plots import (
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
-from vision_bench.data.atomic import output_folder
+from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.train.logging import METRICS_FILE, read_records
 

@@ -111,9 +111,9 @@ def _prepare_rollout(args: argparse.Namespace) -> None:
     """Everything that would stop the rollout, checked before the evaluation runs: a run that is not a world
     model, an output folder that cannot be written (read-only), a rollout/ placed there as a link or a file."""
     from vision_bench.bench.rollout_report import check_rollout_run
-    from vision_bench.data.atomic import check_writable, output_folder
     from vision_bench.evaluation.rollout import ROLLOUT_DIR
     from vision_bench.evaluation.run import evaluation_dir
+    from vision_bench.io.atomic import check_writable, output_folder
 
     check_rollout_run(args.run_dir, args.checkpoint)
     out = evaluation_dir(args.run_dir, args.out, make=False)  # made later, by the evaluation: a failure leaves none

@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
     from vision_bench import __version__
     from vision_bench.config_files import check_override_keys
-    from vision_bench.data.atomic import atomic_write_text
     from vision_bench.data.sources import load_config
     from vision_bench.errors import ConfigError
+    from vision_bench.io.atomic import atomic_write_text
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.formats import table_of, write_tables
     from vision_bench.tasks.generator import map_split

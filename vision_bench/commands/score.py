@@ -119,7 +119,7 @@ def _write(scores: Scores, path: Path) -> None:
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from vision_bench.data.atomic import atomic_output
+    from vision_bench.io.atomic import atomic_output
     from vision_bench.scoring import scores_table
 
     table = pa.table(dict(scores_table(scores)))

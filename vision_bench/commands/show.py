@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from render.raster import render_batch
-    from vision_bench.data.atomic import atomic_output
     from vision_bench.errors import ConfigError
+    from vision_bench.io.atomic import atomic_output
     from vision_bench.tasks.formats import read_tasks
 
     if args.n < 1:

@@ -12,7 +12,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "DataError": "vision_bench.data.errors",
+    "DataError": "vision_bench.errors",
     "ExportOptions": "vision_bench.data.export",
     "FolderDataset": "vision_bench.data.datasets",
     "GridBatchRenderer": "vision_bench.data.device",

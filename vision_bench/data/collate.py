@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from vision_bench.data.errors import DataError
+from vision_bench.errors import DataError
 
 PAD_VALUE = -1
 GRID_KEYS = ("input_grid", "target_grid")

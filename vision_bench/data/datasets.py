@@ -18,7 +18,6 @@ import pyarrow as pa
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
-from vision_bench.data.errors import DataError
 from vision_bench.data.export_formats import FORMATS
 from vision_bench.data.folder import is_metadata_file
 from vision_bench.data.images import load_image_tensor
@@ -26,6 +25,7 @@ from vision_bench.data.items import add_rendered_images, check_render_on, grid_i
 from vision_bench.data.manifest import read_manifest, shard_file_records
 from vision_bench.data.parquet_images import read_parquet_table
 from vision_bench.data.webdataset import TarIndex
+from vision_bench.errors import DataError
 
 _GRID_COLUMNS = ("input_grid", "target_grid")
 _VALUE_COLUMNS = ("split", "index", "seed", "task_key", "sequence", "task_code")

@@ -18,8 +18,8 @@ import torch
 from render.raster import render_batch
 from render.spec import RenderSpec
 from render.torch_backend import render_grids
-from vision_bench.data.errors import DataError
 from vision_bench.data.images import batch_tensor
+from vision_bench.errors import DataError
 
 
 def _cropped(grids: torch.Tensor, shapes: Sequence[Sequence[int]]) -> np.ndarray | list[np.ndarray]:

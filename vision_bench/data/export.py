@@ -24,8 +24,6 @@ from typing import Any
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
-from vision_bench.data.atomic import atomic_write_text, is_temp_file
-from vision_bench.data.errors import DataError, ManifestError
 from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS, formats_that_store
 from vision_bench.data.hf_card import repair_card, write_card
 from vision_bench.data.manifest import (
@@ -41,9 +39,11 @@ from vision_bench.data.manifest import (
     shard_file_records,
     write_manifest,
 )
-from vision_bench.data.pool import run_tasks
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE, Shard, plan_shards, select_shards
 from vision_bench.data.verify import unlisted_files
+from vision_bench.errors import DataError, ManifestError
+from vision_bench.io.atomic import atomic_write_text, is_temp_file
+from vision_bench.io.pool import run_tasks
 from vision_bench.tasks.config import TaskConfig
 
 PROGRESS_DIR = "_progress"

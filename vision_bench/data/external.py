@@ -17,8 +17,8 @@ import numpy as np
 import torch
 
 from render.spec import RenderSpec
-from vision_bench.data.errors import DataError
 from vision_bench.data.items import grid_item
+from vision_bench.errors import DataError
 
 IMAGE_ROLES = ("input", "target")
 _RECORD_KEYS = ("input_grid", "target_grid", "task_code", "sequence", "split", "index", "task_key", "seed")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vision_bench.data.atomic import atomic_output, output_folder
 from vision_bench.data.manifest import FileRecord, digest_file
 from vision_bench.data.parquet_images import parquet_rows, part_name
+from vision_bench.io.atomic import atomic_output, output_folder
 
 if TYPE_CHECKING:
     from vision_bench.data.export import ShardContext

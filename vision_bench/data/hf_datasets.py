@@ -23,9 +23,9 @@ import yaml
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
-from vision_bench.data.errors import DataError
 from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
 from vision_bench.data.images import image_tensor, load_image_tensor
+from vision_bench.errors import DataError
 
 HF_PREFIX = "hf://"
 _PREFIX = re.compile(r"^hf://?")  # `hf://ID` or `hf:///abs/folder`; also `hf:/ID`, what pathlib makes of `hf://ID`

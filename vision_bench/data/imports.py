@@ -17,8 +17,8 @@ from typing import Any
 
 from torch.utils.data import Dataset
 
-from vision_bench.data.errors import DataError
 from vision_bench.data.images import load_image_tensor
+from vision_bench.errors import DataError
 
 SVIB_INPUT = "source.png"
 SVIB_TARGET = "target.png"

@@ -16,9 +16,9 @@ import torch
 
 from render.raster import render_batch
 from render.spec import RenderSpec
-from vision_bench.data.errors import DataError
 from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
+from vision_bench.errors import DataError
 
 RENDER_ON = ("cpu", "device")
 

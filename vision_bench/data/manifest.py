@@ -19,9 +19,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from vision_bench import __version__
-from vision_bench.data.atomic import atomic_write_text
-from vision_bench.data.errors import ManifestError
 from vision_bench.data.names import check_relative_path
+from vision_bench.errors import ManifestError
+from vision_bench.io.atomic import atomic_write_text
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_KIND = "vision-bench export"

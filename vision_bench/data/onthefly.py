@@ -15,8 +15,8 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
-from vision_bench.data.errors import DataError
 from vision_bench.data.items import add_rendered_images, check_render_on, sample_item
+from vision_bench.errors import DataError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 
 

@@ -22,7 +22,6 @@ from torch.utils.data import Dataset
 from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.datasets import open_export
-from vision_bench.data.errors import DataError
 from vision_bench.data.external import source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
@@ -36,7 +35,7 @@ from vision_bench.data.shard_stream import (
     looks_like_shards,
 )
 from vision_bench.data.streaming import open_shard_stream
-from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.errors import ConfigError, DataError, UnknownNameError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 
 _YAML_SUFFIXES = (".yaml", ".yml")

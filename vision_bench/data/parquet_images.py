@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vision_bench.data.atomic import atomic_write_bytes, output_folder
-from vision_bench.data.errors import CorruptFileError
 from vision_bench.data.manifest import FileRecord, digest_bytes
 from vision_bench.data.records import metadata_table
 from vision_bench.data.shard_images import encode_samples
+from vision_bench.errors import CorruptFileError
+from vision_bench.io.atomic import atomic_write_bytes, output_folder
 
 if TYPE_CHECKING:
     from vision_bench.data.export import ShardContext

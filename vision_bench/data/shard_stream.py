@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from vision_bench.data.errors import CorruptFileError, DataError
 from vision_bench.data.webdataset import split_key
+from vision_bench.errors import CorruptFileError, DataError
 
 SPLIT_PLACEHOLDER = "{split}"
 PIPE_PREFIX = "pipe:"

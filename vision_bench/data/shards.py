@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from vision_bench.data.errors import DataError
+from vision_bench.errors import DataError
 
 DEFAULT_SHARD_SIZE = 1000
 

@@ -33,10 +33,10 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from render.spec import RenderSpec
-from vision_bench.data.errors import CorruptFileError, DataError
 from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_pattern, tar_samples
+from vision_bench.errors import CorruptFileError, DataError
 
 DEFAULT_SHUFFLE_BUFFER = 1000
 RawSample = tuple[int, str, str, dict[str, bytes]]  # (ordinal in the stream, shard, key, fields)

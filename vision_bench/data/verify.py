@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vision_bench.data.errors import DataError
 from vision_bench.data.export_formats import FORMATS
 from vision_bench.data.manifest import MANIFEST_NAME, FileRecord, digest_file, file_records, read_manifest
+from vision_bench.errors import DataError
 from vision_bench.tasks.config import SPLITS
 
 

@@ -187,9 +187,9 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
     canvas; grids only where the samples carry this project's metadata. `mean_target` averages the
     training split of a Hugging Face dataset that has one (image folders and streamed shards have
     none it could tell from the evaluated pairs)."""
-    from vision_bench.data.errors import DataError
     from vision_bench.data.hf_datasets import HFImageDataset
     from vision_bench.data.opening import open_dataset
+    from vision_bench.errors import DataError
 
     options = {"spec": spec, "columns": columns, "splits": split_names}
     datasets = {split: open_dataset(source, split, **options) for split in splits}

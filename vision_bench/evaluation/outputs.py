@@ -27,11 +27,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from vision_bench.data.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.data.names import safe_name
 from vision_bench.errors import UserError
 from vision_bench.evaluation.core import SplitEvaluation
 from vision_bench.evaluation.sheets import to_uint8_image, write_sheet
+from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.metrics import METRICS, generalization_gap
 
 METRICS_FILE = "metrics.json"
@@ -76,7 +76,7 @@ def publish(stage: Path, out_dir: Path) -> None:
 def prediction_writer(out_dir: Path, split: str) -> Callable[[str, Sequence[int], torch.Tensor], None]:
     """A callback that writes each predicted image as PNG under OUT/predictions/PREDICTOR/SPLIT/."""
     from render.codec import encode
-    from vision_bench.data.atomic import atomic_write_bytes
+    from vision_bench.io.atomic import atomic_write_bytes
 
     def write(name: str, indices: Sequence[int], images: torch.Tensor) -> None:
         folder = output_folder(out_dir, PREDICTIONS_DIR, safe_name(name), safe_name(split))

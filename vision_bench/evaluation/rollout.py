@@ -37,11 +37,11 @@ import torch
 
 from render.raster import render_batch
 from render.spec import RenderSpec
-from vision_bench.data.atomic import atomic_write_text, output_folder
 from vision_bench.data.collate import pad_grids
 from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
 from vision_bench.errors import ConfigError
+from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.metrics import MeanSem, decode_predictions, mean_sem
 from vision_bench.metrics.grids import grid_accuracy
 from vision_bench.metrics.perceptual import LpipsScorer, resolve_lpips, size_problem

@@ -16,11 +16,11 @@ from typing import Any
 
 import torch
 
-from vision_bench.data.atomic import output_folder, temp_path_for
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
 from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
+from vision_bench.io.atomic import output_folder, temp_path_for
 from vision_bench.registry import unknown_name_message
 
 BASELINES = ("copy_input", "mean_target", "ground_truth")

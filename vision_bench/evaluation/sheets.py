@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
+from vision_bench.io.atomic import atomic_output
 
 COLUMNS = ("input", "target", "prediction", "error |pred - target|")
 ERROR_RANGE = (0.0, 1.0)

@@ -35,8 +35,8 @@ import numpy as np
 import torch
 
 from render.spec import RenderSpec
-from vision_bench.data.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
 from vision_bench.errors import UserError, first_line
+from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
 from vision_bench.models.state_check import compare_state

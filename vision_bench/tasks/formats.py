@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from render.errors import UserError
 from render.grid import validate_grid
-from vision_bench.data.atomic import atomic_output
+from vision_bench.io.atomic import atomic_output
 from vision_bench.tasks.config import SPLITS
 from vision_bench.tasks.generator import CHUNK, TaskSample
 from vision_bench.tasks.task_code import encode_task_code

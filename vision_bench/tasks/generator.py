@@ -400,7 +400,7 @@ def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSampl
 
 def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
     """The results of `_generate_range` over `jobs`, in order, from `workers - 1` helper processes and this one."""
-    from vision_bench.data.pool import WorkerPool
+    from vision_bench.io.pool import WorkerPool
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     window = 2 * (workers - 1)

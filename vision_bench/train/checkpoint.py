@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from vision_bench.data.atomic import atomic_output
 from vision_bench.errors import UserError
+from vision_bench.io.atomic import atomic_output
 from vision_bench.train.config import TrainConfig, differing_keys
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 

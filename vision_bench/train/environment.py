@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from vision_bench.data.atomic import atomic_write_text
+from vision_bench.io.atomic import atomic_write_text
 
 ENVIRONMENT_FILE = "environment.json"
 GIT_TIMEOUT_S = 5.0

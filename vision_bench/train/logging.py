@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from vision_bench.data.atomic import append_line, atomic_write_text
+from vision_bench.io.atomic import append_line, atomic_write_text
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"

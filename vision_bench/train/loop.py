@@ -22,9 +22,8 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from vision_bench.data.atomic import atomic_write_text, output_folder
-from vision_bench.data.errors import DataError
-from vision_bench.errors import ConfigError, UserError
+from vision_bench.errors import ConfigError, DataError, UserError
+from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.train import components
 from vision_bench.train.checkpoint import (
     capture_rng_state,

@@ -26,8 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vision_bench.data.atomic import atomic_write_bytes, atomic_write_text
 from vision_bench.errors import UnknownNameError, UserError
+from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text
 from vision_bench.registry import unknown_name_message
 from vision_bench.weights.files import local_weights_dir, torch_checkpoint_dir
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure

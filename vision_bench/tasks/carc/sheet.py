@@ -17,8 +17,8 @@ from PIL import Image, ImageDraw
 
 from render.raster import render
 from render.spec import RenderSpec
-from vision_bench.data.atomic import atomic_write_bytes
 from vision_bench.errors import ConfigError, UserError
+from vision_bench.io.atomic import atomic_write_bytes
 from vision_bench.tasks.carc.episodes import Episode, Example, episode_of
 
 CELL = 16

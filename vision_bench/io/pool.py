@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection, wait
 from types import TracebackType
 from typing import Any, TypeVar
 
-from vision_bench.data.errors import DataError
+from vision_bench.errors import DataError
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
