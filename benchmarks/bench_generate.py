@@ -38,7 +38,7 @@ from pathlib import Path
 
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.formats import table_of, write_tables
-from vision_bench.tasks.generator import generate_split, map_split
+from vision_bench.tasks.sampling import generate_split, map_split
 
 REPO = Path(__file__).resolve().parents[1]
 COGITAO_PAIRS_PER_SECOND = 1 / 0.005

@@ -196,7 +196,7 @@ def test_the_canvas_holds_the_study_pairs_and_an_empty_query_slot(setup: str, sh
 
 def test_presets_generate_reproducible_query_samples() -> None:
     from vision_bench.tasks.config import TaskConfig
-    from vision_bench.tasks.generator import generate_sample, generate_split
+    from vision_bench.tasks.sampling import generate_sample, generate_split
     from vision_bench.tasks.studies import STUDIES, get_study
     from vision_bench.tasks.task_code import IDENTITY_TOKEN
 
@@ -235,7 +235,7 @@ def test_the_episode_sheet_draws_every_pair(tmp_path) -> None:
 
 def test_episode_samples_follow_the_config_s_task_code_length_and_slots() -> None:
     from vision_bench.tasks.config import TaskConfig
-    from vision_bench.tasks.generator import generate_sample
+    from vision_bench.tasks.sampling import generate_sample
     from vision_bench.tasks.studies import get_study
 
     data = get_study("carc/3shot/1860", n_train=2, n_val=1, n_test=1).to_dict()

@@ -29,7 +29,7 @@ from vision_bench.data.onthefly import OnTheFlyDataset
 from vision_bench.data.opening import open_dataset
 from vision_bench.errors import CorruptFileError, DataError
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.generator import generate_sample
+from vision_bench.tasks.sampling import generate_sample
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

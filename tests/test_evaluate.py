@@ -18,8 +18,8 @@ from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_pr
 from vision_bench.evaluation.core import Extremes, aggregate  # noqa: E402
 from vision_bench.evaluation.data import experiment_canvas, training_sequences  # noqa: E402
 from vision_bench.tasks.config import TaskConfig  # noqa: E402
-from vision_bench.tasks.generator import generate_sample  # noqa: E402
 from vision_bench.tasks.grid import extract_objects  # noqa: E402
+from vision_bench.tasks.sampling import generate_sample  # noqa: E402
 
 SPLITS = ("test_id", "test_ood")
 TRANSLATE = {

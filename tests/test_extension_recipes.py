@@ -33,7 +33,7 @@ from vision_bench.data.verify import verify_export
 from vision_bench.errors import DataError
 from vision_bench.io.atomic import atomic_write_bytes
 from vision_bench.metrics import METRICS, MetricInputs, compute_metrics, listed_in, metric
-from vision_bench.tasks.generator import TaskSample
+from vision_bench.tasks.sample import TaskSample
 
 # --- Add a metric ---------------------------------------------------------------------------------
 

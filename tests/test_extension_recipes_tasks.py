@@ -21,9 +21,9 @@ from vision_bench.cli import main
 from vision_bench.errors import UnknownNameError
 from vision_bench.registry import Registry
 from vision_bench.tasks.config import SampleCounts, TaskConfig
-from vision_bench.tasks.generator import generate_split
 from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.sampling import generate_split
 from vision_bench.tasks.studies import STUDIES, get_study
 from vision_bench.tasks.transformations import (
     TRANSFORMATIONS,
@@ -139,7 +139,7 @@ register(Transformation("shift_down_right", "move the object one cell down and o
                         lambda obj: GridObject(obj.pixels, obj.top + 1, obj.left + 1)))
 
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.generator import generate_split
+from vision_bench.tasks.sampling import generate_split
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, TOKENS, VOCAB_SIZE
 

@@ -20,7 +20,8 @@ from vision_bench.tasks.formats import (
     write_parquet,
     write_tables,
 )
-from vision_bench.tasks.generator import TaskSample, generate_split
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import generate_split
 from vision_bench.tasks.studies import get_study
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
 from vision_bench.tasks.formats import read_tasks
-from vision_bench.tasks.generator import generate_sample
 from vision_bench.tasks.grid import extract_objects
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.selectors import select, selector_name
 from vision_bench.tasks.studies import gcog
 from vision_bench.tasks.studies.builder import STUDIES
@@ -120,7 +120,7 @@ def test_bench_configs_condition_on_the_whole_vocabulary() -> None:
 @pytest.mark.parametrize("study", ["gcog/productive/5", "gcog/productive/7", "gcog/distractor/10"])
 def test_every_rule_sample_changes_its_grid(study: str) -> None:
     """Steps that cancel out (up then down) or a mirror of a symmetric object would let copy_input score."""
-    from vision_bench.tasks.generator import generate_split
+    from vision_bench.tasks.sampling import generate_split
     from vision_bench.tasks.studies import get_study
 
     config = get_study(study, n_train=60, n_val=1, n_test=30)

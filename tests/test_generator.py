@@ -15,17 +15,11 @@ from vision_bench.cli import main
 from vision_bench.errors import ConfigError, InfeasibleConfigError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 from vision_bench.tasks.formats import read_tasks, table_of, write_parquet, write_tables
-from vision_bench.tasks.generator import (
-    CHUNK,
-    TaskSample,
-    generate_sample,
-    generate_split,
-    map_split,
-    owning_split,
-    sample_rng,
-)
+from vision_bench.tasks.generator import owning_split
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
 from vision_bench.tasks.objects import object_properties
+from vision_bench.tasks.sample import TaskSample, sample_rng
+from vision_bench.tasks.sampling import CHUNK, generate_sample, generate_split, map_split
 from vision_bench.tasks.task_code import encode_task_code
 from vision_bench.tasks.transformations import apply_sequence, apply_step, transform_objects
 

@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.generator import TaskSample, generate_sample
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies.registry import get_study
 
 GOLDEN = Path(__file__).parent / "data" / "golden_generator.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision_bench.data.masks import label_grids
-from vision_bench.tasks.generator import generate_sample
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies import get_study
 
 

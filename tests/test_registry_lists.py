@@ -26,7 +26,7 @@ from vision_bench.data.shards import Shard
 from vision_bench.io.atomic import atomic_write_text
 from vision_bench.metrics import METRICS, MetricInputs, metric
 from vision_bench.scoring import check_metrics
-from vision_bench.tasks.generator import TaskSample
+from vision_bench.tasks.sample import TaskSample
 
 BUILT_IN_IMAGE = ["mse", "mse_sum", "psnr", "ssim", "lpips"]
 BUILT_IN_GRID = ["grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "paper_obj_ppa", "object_accuracy",

@@ -18,7 +18,7 @@ from vision_bench.data.onthefly import OnTheFlyDataset  # noqa: E402
 from vision_bench.errors import ConfigError, TransformationError  # noqa: E402
 from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_predictors, pick_device  # noqa: E402
 from vision_bench.models import create_model  # noqa: E402
-from vision_bench.tasks.generator import generate_sample  # noqa: E402
+from vision_bench.tasks.sampling import generate_sample  # noqa: E402
 from vision_bench.tasks.studies.registry import get_study  # noqa: E402
 from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, TASK_CODE_LENGTH, VOCAB_SIZE  # noqa: E402
 from vision_bench.tasks.transformations import apply_sequence  # noqa: E402

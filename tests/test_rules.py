@@ -11,8 +11,9 @@ import pytest
 from vision_bench.errors import ConfigError
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.formats import read_tasks, write_parquet
-from vision_bench.tasks.generator import TaskSample, generate_sample
 from vision_bench.tasks.grid import draw_objects, extract_objects
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.selectors import parse_selector, select, selector_name
 from vision_bench.tasks.task_code import encode_task_code
 from vision_bench.tasks.transformations import transform_objects

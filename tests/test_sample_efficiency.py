@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from vision_bench.tasks.generator import generate_sample
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies import STUDIES, get_study
 
 RELEASE_OBJECTS = ObjectFilter(max_height=5, max_width=5, connectivity=8)

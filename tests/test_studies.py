@@ -11,8 +11,9 @@ import pytest
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, Rule, TaskConfig
-from vision_bench.tasks.generator import TaskSample, generate_split
 from vision_bench.tasks.objects import ObjectProperties
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import generate_split
 from vision_bench.tasks.selectors import selector_name
 from vision_bench.tasks.studies import STUDIES, get_study
 from vision_bench.tasks.studies.alpha import COLORS, FOOTPRINTS, SIZES, combinations, training_combinations

@@ -13,9 +13,9 @@ import pytest
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.generator import generate_sample
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.properties import cogitao_symmetric, object_properties
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies import get_study
 from vision_bench.tasks.studies.compgen import RELEASE
 from vision_bench.tasks.studies.envgen import LIBRARY_SIDE

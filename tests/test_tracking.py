@@ -21,7 +21,7 @@ import vision_bench.train.logging as run_logging  # noqa: E402
 from render.raster import render  # noqa: E402
 from render.spec import RenderSpec  # noqa: E402
 from vision_bench.cli import main  # noqa: E402
-from vision_bench.tasks.generator import generate_sample  # noqa: E402
+from vision_bench.tasks.sampling import generate_sample  # noqa: E402
 from vision_bench.tasks.studies import get_study  # noqa: E402
 from vision_bench.train import TrainConfig, train  # noqa: E402
 from vision_bench.train.environment import (  # noqa: E402

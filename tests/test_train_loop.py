@@ -16,7 +16,7 @@ from render.raster import render  # noqa: E402
 from render.spec import RenderSpec  # noqa: E402
 from vision_bench.cli import main  # noqa: E402
 from vision_bench.errors import ConfigError, UnknownNameError  # noqa: E402
-from vision_bench.tasks.generator import generate_sample  # noqa: E402
+from vision_bench.tasks.sampling import generate_sample  # noqa: E402
 from vision_bench.tasks.studies import get_study  # noqa: E402
 from vision_bench.train import CheckpointError, TrainConfig, load_checkpoint, train  # noqa: E402
 from vision_bench.train.logging import read_records  # noqa: E402

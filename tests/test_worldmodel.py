@@ -21,11 +21,12 @@ from vision_bench.evaluation.rollout import (
     rollout_predictors,
     write_rollout,
 )
-from vision_bench.tasks.config import SampleCounts, TaskConfig
-from vision_bench.tasks.generator import generate_sample
+from vision_bench.tasks.config import SampleCounts, TaskConfig, WorldModelConfig
+from vision_bench.tasks.families.world_model import transition_step
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies import get_study
-from vision_bench.tasks.studies.worldmodel import WorldModelConfig, as_world_model, transition_step
+from vision_bench.tasks.studies.worldmodel import as_world_model
 from vision_bench.tasks.task_code import encode_task_code
 
 SPEC = RenderSpec(size=(48, 48))
@@ -82,7 +83,7 @@ def test_generate_and_export_write_the_transitions_training_reads(tmp_path) -> N
     from vision_bench.cli import main
     from vision_bench.data import sources
     from vision_bench.tasks.formats import read_tasks
-    from vision_bench.tasks.generator import map_split
+    from vision_bench.tasks.sampling import map_split
 
     config = get_study("worldmodel/depth4/1", n_train=5, n_val=1, n_test=1)
     served = [sources.sample(config, "train", index) for index in range(5)]

@@ -64,7 +64,7 @@ class CompareResult:
 def study_targets(study: str = DEFAULT_STUDY, n: int = 32, split: str = "test_id") -> list[Target]:
     """`n` true pairs generated on the fly from a study (render seeds as the datasets use them)."""
     from vision_bench.data.sources import load_config, render_seed
-    from vision_bench.tasks.generator import generate_sample
+    from vision_bench.tasks.sampling import generate_sample
 
     config = load_config(study)
     samples = [generate_sample(config, split, i) for i in range(n)]

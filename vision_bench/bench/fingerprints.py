@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.generator import generate_sample
+from vision_bench.tasks.sampling import generate_sample
 
 SAMPLES_PER_SPLIT = 2
 

@@ -1,8 +1,8 @@
 """World-model rollouts in a bench: compute them per cell, draw their sample sheets and per-step plots.
 
-A bench experiment `worldmodel/...` trains on one-step transitions (`vision_bench.tasks.studies.
-worldmodel`); each of its cells is also rolled out (`vision_bench.evaluation.rollout`) before it is
-evaluated, into CELL/rollout/: `rollout.json` (per split, predictor, mode and step: GA, MSE, LPIPS)
+An experiment whose task family lists the rollout report (`worldmodel/...`, the `world_model` family)
+trains on one-step transitions; each of its cells is also rolled out (`vision_bench.evaluation.rollout`)
+before it is evaluated, into CELL/rollout/: `rollout.json` (per split, predictor, mode and step: GA, MSE, LPIPS)
 and `sheet_<split>.png` (true frames above closed-loop predictions, step by step). A bench's report
 adds OUT/rollout.md: per-step tables and one plot per setting, split and metric
 (OUT/plots/rollout_*.png), GA in percent, MSE and LPIPS on a log axis, the rollout step on the x
@@ -42,8 +42,9 @@ from vision_bench.evaluation.rollout import (
     write_rollout,
 )
 from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
+from vision_bench.tasks.families import study_family
+from vision_bench.tasks.families.base import ROLLOUTS
 
-PREFIX = "worldmodel/"
 REPORT_FILE = "rollout.md"
 LABELS = {"grid_accuracy": "GA", "mse": "MSE", "lpips": "LPIPS"}
 MODE_STYLES = {"closed_loop": "-", "one_step": "--"}
@@ -56,8 +57,8 @@ SHEET_BACKGROUND = "#d9d9d9"
 
 
 def is_rollout_experiment(experiment: str) -> bool:
-    """Experiments that are rolled out: the world-model studies."""
-    return experiment.startswith(PREFIX)
+    """Experiments that are rolled out: those whose task family has the rollout report (the world-model studies)."""
+    return ROLLOUTS in study_family(experiment).reports
 
 
 def roll_out(predictors: Mapping[str, torch.nn.Module], task_config: Any, spec: RenderSpec, out_dir: Path, *,
@@ -83,7 +84,7 @@ def rollout_study(config: Any, run_folder: Path) -> str:
                           "regenerate whole sequences from a study id (dataset.study: worldmodel/...)")
     if not is_rollout_experiment(dataset.study):
         raise ConfigError(f"{run_folder} was trained on {dataset.study}, not a world-model study; rollouts need "
-                          f"one-step training (dataset.study: {PREFIX}...)")
+                          "one-step training (dataset.study: worldmodel/...)")
     return str(dataset.study)
 
 

@@ -21,6 +21,8 @@ from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
+from vision_bench.tasks.families import study_family
+from vision_bench.tasks.families.base import ERROR_TAXONOMY
 from vision_bench.train.logging import METRICS_FILE, read_records
 
 PLOTS_DIR = "plots"
@@ -139,7 +141,8 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             report.add(Heading(title(metric), 3), Paragraph(str(unavailable_note(cells, metric))))
             continue
         report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
-    errors = error_table(cells, ood_split) if any(c.experiment.startswith("carc/") for c in cells) else None
+    taxonomy = any(ERROR_TAXONOMY in study_family(c.experiment).reports for c in cells)
+    errors = error_table(cells, ood_split) if taxonomy else None
     if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json
         report.add(Heading("C-ARC error taxonomy (paper 001, section 5.2)"), errors)
     report.add(Heading("Plots"))

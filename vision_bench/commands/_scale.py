@@ -92,14 +92,14 @@ def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE
 
 
 def plan_splits(config: Any) -> None:
-    """Plan every split that holds samples, as generation does first (plans are cached), so that an
+    """Prepare every split that holds samples (a COGITAO split's plan, cached), as generation does first, so that an
     infeasible config fails with its one-line error before the announcement, not after it."""
     from vision_bench.tasks.config import SPLITS
-    from vision_bench.tasks.planning import plan_for
+    from vision_bench.tasks.sampling import prepare_split
 
     for split in SPLITS:
         if config.count(split):
-            plan_for(config, split)
+            prepare_split(config, split)
 
 
 def announce(args: argparse.Namespace, per_split: Mapping[str, int], *, kind: str, workers: int = 1,

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.data.shards import Shard
     from vision_bench.data.sources import load_config
     from vision_bench.tasks.config import SPLITS, TaskConfig
+    from vision_bench.tasks.families import family_of
     from vision_bench.train.logging import messages_above_progress_bar
 
     progress = show_progress(args)
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         pending = sum(shard.size for shard in shards)
         plan_splits(config)
         announce(args, {split: config.count(split) for split in SPLITS}, kind=args.format, workers=args.workers,
-                 pixels=spec.size[0] * spec.size[1], pending=pending, episodes=config.episode is not None)
+                 pixels=spec.size[0] * spec.size[1], pending=pending, episodes=family_of(config).episodes)
         bar.reset(total=pending)
 
     with messages_above_progress_bar(progress), tqdm(desc="export", unit="sample", leave=False,

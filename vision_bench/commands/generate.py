@@ -70,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.errors import ConfigError
     from vision_bench.io.atomic import atomic_write_text
     from vision_bench.tasks.config import SPLITS, TaskConfig
+    from vision_bench.tasks.families import family_of
     from vision_bench.tasks.formats import table_of, write_tables
-    from vision_bench.tasks.generator import map_split
     from vision_bench.tasks.planning import LIBRARY_SEED
+    from vision_bench.tasks.sampling import map_split
 
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     partial = {split: out / f".{split}.parquet.partial" for split in SPLITS}
     plan_splits(config)
     announce(args, {split: config.count(split) for split in SPLITS}, kind="grids", workers=args.workers,
-             episodes=config.episode is not None)
+             episodes=family_of(config).episodes)
     try:
         for split in SPLITS:
             with tqdm(total=config.count(split), desc=split, unit="pair", disable=None if progress else True) as bar:

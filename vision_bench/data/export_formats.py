@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from vision_bench.data.export import ShardContext
     from vision_bench.data.manifest import FileRecord
     from vision_bench.data.shards import Shard
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 
 class ShardWriter(Protocol):

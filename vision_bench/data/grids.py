@@ -18,7 +18,7 @@ from vision_bench.io.atomic import atomic_output, output_folder
 if TYPE_CHECKING:
     from vision_bench.data.export import ShardContext
     from vision_bench.data.shards import Shard
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 
 def write_shard(

@@ -22,7 +22,7 @@ from vision_bench.data.sources import render_seed
 
 if TYPE_CHECKING:
     from vision_bench.data.export import ShardContext
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 _EXTENSIONS = {"png": "png", "jpeg": "jpg"}
 # zlib level 1: on rendered grids (large flat areas) it encodes about 1.5x faster than the default

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
-from vision_bench.tasks.generator import TaskSample, map_split, served_sample
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import map_split, served_sample
 
 _RENDER_SEED_BITS = 63
 

@@ -90,16 +90,16 @@ def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] |
     Stubbornness (COGITAO G.4) applies a sequence to every object: it is not defined for rule studies,
     where selectors pick the objects and distractors stay, nor for C-ARC episodes, where a grammar does.
     """
-    from vision_bench.tasks.studies.worldmodel import WorldModelConfig
+    from vision_bench.tasks.families import family_of
 
-    if task_config.episode is not None or task_config.rules is not None:
-        kind = "C-ARC episodes" if task_config.episode is not None else "rule studies"
+    family = family_of(task_config)
+    if "stubbornness" in family.unavailable_metrics:
         return None, (
-            f"stubbornness: not defined for {kind} (it applies a training sequence to every object, "
+            f"stubbornness: not defined for {family.label} (it applies a training sequence to every object, "
             "while here a selector or grammar picks which objects move)"
         )
     train = task_config.for_split("train")
-    if isinstance(task_config, WorldModelConfig) and train.sequences is not None:
+    if family.one_step and train.sequences is not None:
         return sorted({(action,) for sequence in train.sequences for action in sequence}), None
     if train.sequences is not None:
         return [tuple(s) for s in train.sequences], None

@@ -47,7 +47,8 @@ from vision_bench.metrics.grids import grid_accuracy
 from vision_bench.metrics.perceptual import LpipsScorer, resolve_lpips, size_problem
 from vision_bench.metrics.pixel import mse
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.generator import TaskSample, generate_sample
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.task_code import encode_task_code
 
 FEEDBACK = ("image", "grid")

@@ -1,5 +1,5 @@
 """The project's one local process pool: export shards (`run_tasks`) and generation chunks
-(`tasks.generator`) both run on `WorkerPool`.
+(`tasks.sampling`) both run on `WorkerPool`.
 
 - Each worker has its own pipe. A worker that dies (killed, out of memory), even halfway through
   sending a result, closes its end, so the wait for its result ends at once in one clear error

@@ -47,16 +47,15 @@ def _ordered(value: tuple[int, int]) -> tuple[int, int]:
     return value
 
 
-def _range(low: int, high: int | None = None) -> Any:
-    """A [low, high] pair of integers within the bounds, written as one integer or a two-item list."""
-    bound = Annotated[int, Field(ge=low, le=high)]
-    return Annotated[tuple[bound, bound], BeforeValidator(_as_range), AfterValidator(_ordered)]
-
-
-GridRange = _range(1, MAX_SIDE)
-CountRange = _range(1)
-DistractorRange = _range(0)
-DepthRange = _range(1, MAX_TASK_CODE_LENGTH)
+_Side = Annotated[int, Field(ge=1, le=MAX_SIDE)]
+_Count = Annotated[int, Field(ge=1)]
+_Distractors = Annotated[int, Field(ge=0)]
+_Depth = Annotated[int, Field(ge=1, le=MAX_TASK_CODE_LENGTH)]
+# Each range: a [low, high] pair of integers within the bounds, written as one integer or a two-item list.
+GridRange = Annotated[tuple[_Side, _Side], BeforeValidator(_as_range), AfterValidator(_ordered)]
+CountRange = Annotated[tuple[_Count, _Count], BeforeValidator(_as_range), AfterValidator(_ordered)]
+DistractorRange = Annotated[tuple[_Distractors, _Distractors], BeforeValidator(_as_range), AfterValidator(_ordered)]
+DepthRange = Annotated[tuple[_Depth, _Depth], BeforeValidator(_as_range), AfterValidator(_ordered)]
 
 
 def _filters(value: Any) -> Any:
@@ -199,8 +198,11 @@ class TaskConfig(StrictConfig):
     """When set, samples are Compositional-ARC episodes made by `vision_bench.tasks.carc`; transformations,
     sequences, rules and object filters are not used."""
     kind: Literal["sequence", "world_model"] = "sequence"
-    """`world_model`: datasets serve each sequence sample as one step of it (`vision_bench.tasks.studies.worldmodel`),
+    """`world_model`: datasets serve each sequence sample as one step of it (`vision_bench.tasks.families.world_model`),
     in exports and on the fly alike; such a config is a `WorldModelConfig`."""
+    family: str | None = None
+    """The task family that makes the samples (`vision_bench.tasks.families`); unset, it is inferred from the
+    fields: `episode` -> episodes, `kind: world_model` -> world_model, `rules` -> rules, else sequences."""
 
     @classmethod
     def from_dict(cls, data: Any, source: str | None = None) -> Any:
@@ -349,8 +351,9 @@ class WorldModelConfig(TaskConfig):
 
 
 _RULE_DEFAULTS: dict[str, Any] = {"rules": None, "n_distractors": (0, 0), "task_code_length": TASK_CODE_LENGTH,
-                                  "episode": None, "kind": "sequence"}
-"""The settings added for rules, episodes and world models, and their defaults, which `to_dict` leaves out."""
+                                  "episode": None, "kind": "sequence", "family": None}
+"""The settings added for rules, episodes, world models and task families, and their defaults, which `to_dict`
+leaves out."""
 
 
 def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) -> list[str]:

@@ -1,8 +1,10 @@
-"""Task generation: objects from the library, placed without touching, transformed step by step.
+"""COGITAO's generator: objects from the library, placed without touching, transformed step by step.
 
-Reproducibility: sample `index` of `split` depends only on (config, split, index): its RNG is a
-`random.Random` seeded from blake2b(seed, split, index), so any worker count or shard layout
-yields the same dataset, and one sample can be regenerated alone.
+One sample follows COGITAO's algorithm: draw the sequence (with `rules`, a rule and its sequence),
+then attempt up to `MAX_ATTEMPTS` times: draw a grid size and the objects, place them, check the
+constraints, apply the steps; a failed attempt (`_Failure`) draws again. `generate` is the entry
+point of the `sequences` and `rules` families (`vision_bench.tasks.families`); the RNG is
+`sample_rng(seed, split, index)`, so a sample depends on (config, split, index) only.
 
 Disjoint splits: every input grid has one owning split, a fixed hash partition: blake2b of its
 shape and cells mapped to [0, 1) and cut by `OWNER_WEIGHTS`. A split keeps only the inputs it
@@ -19,8 +21,7 @@ they are). Targets and distractors are drawn from the templates that can take th
 (`Plan.roles`: each template only in colours that give it its role), and the placed input grid is
 checked as a whole (`selectors.select` must pick exactly the targets: a `near` selector depends on
 the layout). The task key names the rule (`SELECTOR:SEQUENCE`) and each object's record says
-whether it was `selected`. Configs without rules take the code path they always took (the same
-bytes).
+whether it was `selected`. Without rules every object is a target and no selector is checked.
 
 Feasibility: obvious impossibilities fail up front; otherwise a sample gives up after
 `MAX_ATTEMPTS` attempts and `InfeasibleConfigError` names the constraint that kept failing.
@@ -29,14 +30,12 @@ Feasibility: obvious impossibilities fail up front; otherwise a sample gives up 
 from __future__ import annotations
 
 import bisect
-import gc
 import hashlib
 import itertools
-import multiprocessing
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -44,17 +43,10 @@ import numpy as np
 from vision_bench.errors import InfeasibleConfigError, TransformationError
 from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, TaskConfig
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
-from vision_bench.tasks.placement import Canvas, PlacementShape
-from vision_bench.tasks.planning import (
-    LIBRARY,
-    Choice,
-    Plan,
-    Sequence,
-    placement_shape,
-    plan_for,
-)
-from vision_bench.tasks.selectors import select
-from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
+from vision_bench.tasks.placement import Canvas, DrawnObject
+from vision_bench.tasks.planning import LIBRARY, Choice, Plan, Sequence, placement_shape, plan_for
+from vision_bench.tasks.sample import TaskSample, sample_rng
+from vision_bench.tasks.selectors import Selector, select
 from vision_bench.tasks.transformations import transform_objects
 
 OWNER_WEIGHTS = {"train": 0.9, "val_id": 0.025, "val_ood": 0.025, "test_id": 0.025, "test_ood": 0.025}
@@ -63,53 +55,18 @@ DRAW_TRIES = 50
 ROOM_TRIES = 20
 UNCHANGED = "the rule left the grid as it was"
 """A rule sample must change its grid (else copying the input solves it); on this outcome the rule is drawn again."""
-CHUNK = 128
 T = TypeVar("T")
 Anchor = tuple[int, int]
 _OWNER_BOUNDS = list(itertools.accumulate(OWNER_WEIGHTS[split] for split in SPLITS))
 
 
-@dataclass(frozen=True, eq=False)
-class TaskSample:
-    """One input/output pair with everything needed to explain or regenerate it.
+class _Failure(Exception):
+    """Why one attempt failed (its message, counted to explain a sample that gives up); `redraw`: draw the rule and
+    its sequence again before the next attempt."""
 
-    `frames` is [input, after step 1, ..., output]; `objects` holds one mapping per input object,
-    in the order `extract_objects` finds them (`bbox` and `output_bbox` as [top, left, bottom,
-    right), `colors`, `properties`). Imported tasks have no sequence, objects or seed, an
-    all-identity task code, and frames (input, output).
-    """
-
-    input: np.ndarray
-    output: np.ndarray
-    sequence: tuple[str, ...] = ()
-    frames: tuple[np.ndarray, ...] = ()
-    objects: tuple[dict, ...] = ()
-    task_code: tuple[int, ...] = (IDENTITY_TOKEN,) * TASK_CODE_LENGTH
-    task_key: str = ""
-    seed: int | None = None
-    split: str = "train"
-    index: int = 0
-
-    def __post_init__(self) -> None:
-        if not self.frames:
-            object.__setattr__(self, "frames", (self.input, self.output))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TaskSample):
-            return NotImplemented
-        grids = ("input", "output", "frames")
-        return (
-            len(self.frames) == len(other.frames)
-            and all(np.array_equal(a, b) for a, b in zip((self.input, self.output, *self.frames),
-                                                          (other.input, other.output, *other.frames)))
-            and all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self) if f.name not in grids)
-        )
-
-
-def sample_rng(seed: int, split: str, index: int) -> random.Random:
-    """The RNG of one sample: a function of (seed, split, index) only."""
-    digest = hashlib.blake2b(f"{seed}/{split}/{index}".encode(), digest_size=16).digest()
-    return random.Random(int.from_bytes(digest, "little"))
+    def __init__(self, reason: str, redraw: bool = False) -> None:
+        super().__init__(reason)
+        self.reason, self.redraw = reason, redraw
 
 
 def owning_split(grid: np.ndarray) -> str:
@@ -119,38 +76,31 @@ def owning_split(grid: np.ndarray) -> str:
     return SPLITS[min(bisect.bisect_right(_OWNER_BOUNDS, position), len(SPLITS) - 1)]
 
 
-@dataclass(slots=True)
-class DrawnObject:
-    """One drawn object: template, colors, the object after each step (anchored at the origin), its extent."""
+@dataclass
+class _Cast:
+    """Who one attempt draws: per object whether the rule picks it (targets first), what targets and distractors
+    are drawn from, and the rule's selector (None without rules: every object is a target, nothing is checked)."""
 
-    index: int
-    template: PlacementShape
-    colors: list[int]
-    path: list[GridObject]
-    extent: tuple[int, int, int, int]
+    roles: list[bool]
+    targets: list[Choice]
+    distractors: list[Choice]
+    selector: Selector | None
 
 
 def _sample(plan: Plan, rng: random.Random, index: int) -> TaskSample:
+    """Draw the sequence (or rule), then attempt until the objects are drawn, placed and checked."""
     config = plan.config
     failures: Counter[str] = Counter()
-    rule = None
-    if config.rules is None:
-        sequence = plan.draw_sequence(rng)
-    else:
-        rule, sequence = plan.draw_rule(rng)
+    rule, sequence = _draw_task(plan, rng)
     for _ in range(MAX_ATTEMPTS):
         height = rng.randint(*config.grid_height)
         width = height if config.square_grid else rng.randint(*config.grid_width)
-        if rule is None:
-            outcome = _attempt(plan, rng, sequence, height, width, rng.randint(*config.n_objects), index)
-        else:
-            counts = (rng.randint(*config.n_objects), rng.randint(*config.n_distractors))
-            outcome = _attempt_rule(plan, rng, rule, sequence, height, width, counts, index)
-        if isinstance(outcome, TaskSample):
-            return outcome
-        failures[outcome] += 1
-        if outcome == UNCHANGED:  # e.g. steps that cancel out, or mirrors of a symmetric object: draw again
-            rule, sequence = plan.draw_rule(rng)
+        try:
+            return _attempt(plan, rng, rule, sequence, height, width, index)
+        except _Failure as failure:
+            failures[failure.reason] += 1
+            if failure.redraw:  # e.g. steps that cancel out, or mirrors of a symmetric object: draw again
+                rule, sequence = _draw_task(plan, rng)
     reason, count = failures.most_common(1)[0]
     advice = ("The config allows too few distinct input grids for this split: use a larger grid or more "
               "objects" if reason.startswith("the input grid") else
@@ -160,47 +110,77 @@ def _sample(plan: Plan, rng: random.Random, index: int) -> TaskSample:
         f"{reason}. {advice}"
     )
 
-def _attempt(plan: Plan, rng: random.Random, sequence: Sequence, height: int, width: int, n_objects: int,
-             index: int) -> TaskSample | str:
-    """Draw the objects, place the largest first (an object without room is redrawn), check ownership."""
-    choices = plan.choices_for(sequence.names, height, width, n_objects)
-    if not choices:
-        return f"no object surviving {sequence.key} fits 1/{n_objects} of a {height}x{width} grid"
-    drawn = []
-    for _ in range(n_objects):
-        found = _draw_object(rng, choices, sequence, height, width)
-        if isinstance(found, str):
-            return found
-        drawn.append(found)
+
+def _draw_task(plan: Plan, rng: random.Random) -> tuple[int | None, Sequence]:
+    """The sequence of a sample, and with `rules` the number of the rule it belongs to (else None)."""
+    if plan.config.rules is None:
+        return None, plan.draw_sequence(rng)
+    return plan.draw_rule(rng)
+
+
+def _attempt(plan: Plan, rng: random.Random, rule: int | None, sequence: Sequence, height: int, width: int,
+             index: int) -> TaskSample:
+    """One attempt: draw the objects, place the largest first (an object without room is redrawn), check the
+    ownership of the input grid and the rule, and record the frames the steps made."""
+    cast = _cast(plan, rng, rule, sequence, height, width)
+    drawn = [(_draw(rng, cast, sequence, height, width, picked), picked) for picked in cast.roles]
     canvas = Canvas(height, width, len(sequence.names))
-    placed = _place_largest_first(rng, canvas, [(obj, None) for obj in drawn],
-                                  lambda _: _draw_object(rng, choices, sequence, height, width))
-    if isinstance(placed, str):
-        return placed
+    placed = _place_largest_first(rng, canvas, drawn,
+                                  lambda picked: _draw(rng, cast, sequence, height, width, picked))
     if owning_split(canvas.frames[0]) != plan.split:
-        return "the input grid belonged to another split"
-    objects = [_object_record(obj, top, left) for obj, (top, left), _ in placed]
+        raise _Failure("the input grid belonged to another split")
+    if cast.selector is not None:
+        _check_rule(cast.selector, canvas, placed)
+    objects = [_object_record(obj, top, left) if cast.selector is None else
+               {**_object_record(obj, top, left), "selected": picked} for obj, (top, left), picked in placed]
     frames = canvas.frames
     return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
                       sequence.key, plan.config.seed, plan.split, index)
 
 
+def _cast(plan: Plan, rng: random.Random, rule: int | None, sequence: Sequence, height: int, width: int) -> _Cast:
+    """Draw how many targets (and, with a rule, distractors) the attempt places, and what each role draws from."""
+    config = plan.config
+    if rule is None:
+        n_objects = rng.randint(*config.n_objects)
+        choices = plan.choices_for(sequence.names, height, width, n_objects)
+        if not choices:
+            raise _Failure(f"no object surviving {sequence.key} fits 1/{n_objects} of a {height}x{width} grid")
+        return _Cast([True] * n_objects, choices, [], None)
+    n_targets, n_distractors = counts = (rng.randint(*config.n_objects), rng.randint(*config.n_distractors))
+    targets, distractors = plan.choices_for_rule(rule, sequence.names, height, width, counts)
+    if not targets:
+        raise _Failure(f"no object the rule picks surviving {sequence.key} fits 1/{n_targets} of a "
+                       f"{height}x{width} grid")
+    if n_distractors and not distractors:
+        raise _Failure(f"no object the rule leaves alone fits 1/{n_targets + n_distractors} of a "
+                       f"{height}x{width} grid")
+    return _Cast([True] * n_targets + [False] * n_distractors, targets, distractors,
+                 (config.rules or ())[rule].selector)
+
+
+def _check_rule(selector: Selector, canvas: Canvas, placed: list[tuple[DrawnObject, Anchor, bool]]) -> None:
+    """The rule's selector picks exactly the targets in the placed grid, and the rule changes the grid."""
+    inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
+    if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
+        raise _Failure("the rule's selector did not pick exactly the targets in the placed grid")
+    if np.array_equal(canvas.frames[0], canvas.frames[-1]):
+        raise _Failure(UNCHANGED, redraw=True)
+
+
 def _place_largest_first(rng: random.Random, canvas: Canvas, drawn: list[tuple[DrawnObject, T]],
-                         redraw: Callable[[T], DrawnObject | str]) -> list[tuple[DrawnObject, Anchor, T]] | str:
+                         redraw: Callable[[T], DrawnObject]) -> list[tuple[DrawnObject, Anchor, T]]:
     """Paint the drawn objects onto `canvas`, largest box first; an object without room is redrawn with
-    `redraw(tag)`, up to ROOM_TRIES times. Returns (object, anchor, tag) in reading order, or why not."""
+    `redraw(tag)`, up to ROOM_TRIES times. Returns (object, anchor, tag) in reading order."""
     placed = []
     for obj, tag in sorted(drawn, key=lambda item: _box_area(item[0]), reverse=True):
         for _ in range(ROOM_TRIES):
             anchor = canvas.find_anchor(rng, obj)
             if anchor is not None:
                 break
-            found = redraw(tag)
-            if isinstance(found, str):
-                return found
-            obj = found
+            obj = redraw(tag)
         else:
-            return f"there was no room for {len(drawn)} objects in a {canvas.height}x{canvas.width} grid"
+            raise _Failure(f"there was no room for {len(drawn)} objects in a {canvas.height}x{canvas.width} grid")
         canvas.paint(obj, anchor)
         placed.append((obj, anchor, tag))
     placed.sort(key=lambda item: (item[1][0], item[1][1] + item[0].template.first_column))
@@ -224,49 +204,13 @@ def _object_record(obj: DrawnObject, top: int, left: int) -> dict[str, Any]:
     }
 
 
-def _attempt_rule(plan: Plan, rng: random.Random, rule: int, sequence: Sequence, height: int, width: int,
-                  counts: tuple[int, int], index: int) -> TaskSample | str:
-    """`_attempt` for a rule: `counts` = (targets, distractors); targets follow `sequence`, distractors stay."""
-    n_targets, n_distractors = counts
-    targets, distractors = plan.choices_for_rule(rule, sequence.names, height, width, counts)
-    if not targets:
-        return f"no object the rule picks surviving {sequence.key} fits 1/{n_targets} of a {height}x{width} grid"
-    if n_distractors and not distractors:
-        return f"no object the rule leaves alone fits 1/{n_targets + n_distractors} of a {height}x{width} grid"
-    selector = (plan.config.rules or ())[rule].selector
-    roles = [True] * n_targets + [False] * n_distractors
-    drawn = []
-    for picked in roles:
-        found = _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked)
-        if isinstance(found, str):
-            return found
-        drawn.append((found, picked))
-    canvas = Canvas(height, width, len(sequence.names))
-    placed = _place_largest_first(
-        rng, canvas, drawn,
-        lambda picked: _draw_for_role(rng, targets if picked else distractors, sequence, height, width, picked))
-    if isinstance(placed, str):
-        return placed
-    if owning_split(canvas.frames[0]) != plan.split:
-        return "the input grid belonged to another split"
-    inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
-    if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
-        return "the rule's selector did not pick exactly the targets in the placed grid"
-    if np.array_equal(canvas.frames[0], canvas.frames[-1]):
-        return UNCHANGED
-    objects = [{**_object_record(obj, top, left), "selected": picked} for obj, (top, left), picked in placed]
-    frames = canvas.frames
-    return TaskSample(frames[0], frames[-1], sequence.names, tuple(frames), tuple(objects), sequence.code,
-                      sequence.key, plan.config.seed, plan.split, index)
-
-
-def _draw_for_role(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int, width: int,
-                   picked: bool) -> DrawnObject | str:
-    """A target (`picked`: transformed by `sequence`) or a distractor (left as it is). The choices paint each
-    template only in colours that give it its role (`Plan.roles`), so no drawn object contradicts it."""
+def _draw(rng: random.Random, cast: _Cast, sequence: Sequence, height: int, width: int,
+          picked: bool) -> DrawnObject:
+    """A target (`picked`: transformed by `sequence`) or a distractor (left as it is). With a rule, the choices
+    paint each template only in colours that give it its role (`Plan.roles`), so no drawn object contradicts it."""
     if picked:
-        return _draw_object(rng, choices, sequence, height, width)
-    return _draw_still(rng, choices, len(sequence.names))
+        return _draw_object(rng, cast.targets, sequence, height, width)
+    return _draw_still(rng, cast.distractors, len(sequence.names))
 
 
 def _draw_still(rng: random.Random, choices: list[Choice], depth: int) -> DrawnObject:
@@ -279,9 +223,9 @@ def _draw_still(rng: random.Random, choices: list[Choice], depth: int) -> DrawnO
 
 
 def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int,
-                 width: int) -> DrawnObject | str:
-    """One painted object whose every step stays inside the grid, or why none was found. The choices hold
-    only templates that meet the sequence's constraints and keep a cell (see `planning`)."""
+                 width: int) -> DrawnObject:
+    """One painted object whose every step stays inside the grid. The choices hold only templates that meet
+    the sequence's constraints and keep a cell (see `planning`)."""
     for _ in range(DRAW_TRIES):
         chosen, colors = choices[int(rng.random() * len(choices))]
         index = chosen[int(rng.random() * len(chosen))]
@@ -297,15 +241,11 @@ def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, 
             bottom, right = max(bottom, obj.top + rows), max(right, obj.left + cols)
         if bottom - top <= height and right - left <= width:
             return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
-    return f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid"
+    raise _Failure(f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid")
 
 
-def generate_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+def generate(config: TaskConfig, split: str, index: int) -> TaskSample:
     """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
-    if config.episode is not None:
-        from vision_bench.tasks.carc.episodes import episode_sample
-
-        return episode_sample(config, split, index)
     if config.paired_ood and split in (*PAIRED_SPLITS, *PAIRED_SPLITS.values()):
         return _paired_sample(config, split, index)
     plan = plan_for(config, split)
@@ -351,89 +291,7 @@ def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     )
 
 
-def served_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
-    """Sample `index` of `split` as datasets serve it: `generate_sample`'s, except that a world-model study's
-    (`kind: world_model`) is one step of its sequence (`studies.worldmodel.transition_sample`)."""
-    if config.kind == "world_model":
-        from vision_bench.tasks.studies.worldmodel import transition_sample
-
-        return transition_sample(config, split, index)
-    return generate_sample(config, split, index)
-
-
-SampleMaker = Callable[[TaskConfig, str, int], TaskSample]
-"""`served_sample` (what datasets hold) or `generate_sample` (whole sequences of world-model studies too)."""
-
-
-def _generate_range(job: tuple[TaskConfig, str, int, int, Callable[[list[TaskSample]], T], SampleMaker]) -> T:
-    config, split, start, stop, function, make = job
-    return function([make(config, split, index) for index in range(start, stop)])
-
-
-def map_split(config: TaskConfig, split: str, function: Callable[[list[TaskSample]], T], start: int = 0,
-              stop: int | None = None, workers: int = 1,
-              progress: Callable[[int], object] | None = None, make: SampleMaker = served_sample) -> Iterator[T]:
-    """`function(chunk)` for consecutive chunks of `CHUNK` samples of start..stop-1 (stop defaults to the
-    split's count), in order, computed by `workers` processes: this one and `workers - 1` helpers.
-    Samples are made by `make`: by default `served_sample`, what datasets hold (`vision-bench generate`
-    and `export` write a world-model study's one-step transitions, as training reads them).
-
-    Running `function` where the samples are made keeps the traffic small: only what `function`
-    returns travels (for example an Arrow table instead of thousands of sample objects). `function`
-    must be picklable (a module-level function). This process takes a chunk itself whenever the
-    next result it needs is not ready, so no core waits. Helpers are forked where the platform allows,
-    so they start with this process's object library and caches; its objects are frozen out of the
-    garbage collector's reach meanwhile (`gc.freeze`), so that neither side rescans them and shared
-    memory pages stay shared. `progress`, if given, is called with the number of samples just finished.
-    """
-    stop = config.count(split) if stop is None else stop
-    if stop <= start:
-        return
+def prepare(config: TaskConfig, split: str) -> None:
+    """Plan `split` (cached), so that an infeasible config fails before any sample is made and forked workers
+    start with the plan."""
     plan_for(config, split)
-    jobs = [(config, split, first, min(first + CHUNK, stop), function, make) for first in range(start, stop, CHUNK)]
-    results = _run_jobs(jobs, workers) if workers > 1 and len(jobs) > 1 else map(_generate_range, jobs)
-    for job, result in zip(jobs, results):
-        yield result
-        if progress is not None:
-            progress(job[3] - job[2])
-
-
-def _run_jobs(jobs: list[tuple], workers: int) -> Iterator[object]:
-    """The results of `_generate_range` over `jobs`, in order, from `workers - 1` helper processes and this one."""
-    from vision_bench.io.pool import WorkerPool
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    window = 2 * (workers - 1)
-    slots: dict[int, int | list[object]] = {}  # job -> a pool ticket, or [the result made here]
-    upcoming = 0
-    freezing = gc.get_freeze_count() == 0  # a caller's own freeze is left as it is
-    if freezing:
-        gc.freeze()
-    try:
-        with WorkerPool(workers - 1, method, single_threaded=False) as pool:
-            for wanted in range(len(jobs)):
-                while upcoming < len(jobs) and sum(isinstance(s, int) for s in slots.values()) < window:
-                    slots[upcoming] = pool.submit(_generate_range, jobs[upcoming])
-                    upcoming += 1
-                while upcoming < len(jobs) and isinstance(slots[wanted], int) and not pool.done(slots[wanted]):
-                    slots[upcoming] = [_generate_range(jobs[upcoming])]
-                    upcoming += 1
-                slot = slots.pop(wanted)
-                yield slot[0] if isinstance(slot, list) else pool.result(slot)
-    finally:
-        if freezing:
-            gc.unfreeze()
-
-
-def iter_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
-               progress: Callable[[int], object] | None = None) -> Iterator[TaskSample]:
-    """`generate_sample`'s samples start..stop-1 of `split` in order (stop defaults to the split's count;
-    whole sequences, world-model studies too), on `workers` processes (see `map_split`)."""
-    for chunk in map_split(config, split, list, start, stop, workers, progress, make=generate_sample):
-        yield from chunk
-
-
-def generate_split(config: TaskConfig, split: str, start: int = 0, stop: int | None = None, workers: int = 1,
-                   progress: Callable[[int], object] | None = None) -> list[TaskSample]:
-    """`iter_split` as a list."""
-    return list(iter_split(config, split, start, stop, workers, progress))

@@ -1,6 +1,6 @@
 """Placing drawn objects on a task's frames: no touching in the input, no overlap later.
 
-Used by `vision_bench.tasks.generator` for every sample, so anchors are found with a few random
+Used by `vision_bench.tasks.generator` for every COGITAO sample, so anchors are found with a few random
 tries first and one OpenCV correlation over all anchors when those fail. The input's occupancy
 is also kept as one Python integer, a bit per cell, so that a random try against it is a shift
 and an AND instead of several numpy calls.
@@ -11,15 +11,12 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
+from vision_bench.tasks.grid import GridObject
 from vision_bench.tasks.transformations import enclosed_holes
-
-if TYPE_CHECKING:
-    from vision_bench.tasks.generator import DrawnObject
 
 PLACEMENT_TRIES = 8
 """Random anchors tried before enumerating every free anchor."""
@@ -55,6 +52,17 @@ class PlacementShape:
         if found is None:
             found = self._bits[stride] = (mask_bits(self.filled, stride), mask_bits(self.halo, stride))
         return found
+
+
+@dataclass(slots=True)
+class DrawnObject:
+    """One drawn object: template, colors, the object after each step (anchored at the origin), its extent."""
+
+    index: int
+    template: PlacementShape
+    colors: list[int]
+    path: list[GridObject]
+    extent: tuple[int, int, int, int]
 
 
 def mask_bits(mask: np.ndarray, stride: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+from typing import overload
 
 import numpy as np
 from scipy import ndimage
@@ -128,13 +129,21 @@ def _blocks(rng: random.Random, height: int, width: int) -> np.ndarray | None:
     return mask if count_components(mask, 8) == n_blocks else None
 
 
+@overload
+def _painted(rng: random.Random, mask: np.ndarray) -> np.ndarray: ...
+@overload
+def _painted(rng: random.Random, mask: None) -> None: ...
+@overload
+def _painted(rng: random.Random, mask: np.ndarray | None) -> np.ndarray | None: ...
 def _painted(rng: random.Random, mask: np.ndarray | None) -> np.ndarray | None:
-    """Labels for `mask` following a random color pattern."""
+    """Labels for `mask` following a random color pattern (None for no mask)."""
     if mask is None:
         return None
-    rows, cols = np.indices(mask.shape)
+    indices = np.indices(mask.shape)
+    rows, cols = indices[0], indices[1]
     pattern = rng.choices(COLOR_PATTERNS, weights=_PATTERN_WEIGHTS)[0]
     n_labels = rng.randint(2, 3)
+    labels: np.ndarray
     if pattern == "top_bottom":
         labels = 1 + (rows >= rng.randint(1, max(mask.shape[0] - 1, 1)))
     elif pattern == "left_right":

@@ -14,9 +14,9 @@ Study examples (`STUDY_PLAN`): 3-Shot has 3 examples of the episode's level-2 co
 (drawn with the queries, all inputs distinct);
 Systematicity has 12: 2 per indicator (primitive), then 2 per pair of indicators (level 1),
 in the order shape, color, neighbor, shape+color, shape+neighbor, color+neighbor. Queries are
-level-2 examples. Sample `index` of a split is query `index % q` of episode `index // q`
-(q = `queries_per_episode`), drawn from the RNG of (seed, split, episode), so the samples of
-one episode share its study examples and any sample can be made alone.
+level-2 examples. Episode e of a split is drawn from the RNG of (seed, split, e), so the samples of
+one episode (`vision_bench.tasks.families.episodes`) share its study examples and any sample can be
+made alone.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from functools import lru_cache
 import numpy as np
 
 from vision_bench.errors import InfeasibleConfigError
-from vision_bench.tasks.carc import canvas
 from vision_bench.tasks.carc.grammar import (
     GRID_SIDE,
     INDICATORS,
@@ -42,6 +41,7 @@ from vision_bench.tasks.carc.grammar import (
 )
 from vision_bench.tasks.carc.spec import Composition, EpisodeSpec
 from vision_bench.tasks.grid import GridObject, draw_objects
+from vision_bench.tasks.sample import sample_rng
 from vision_bench.tasks.selectors import chebyshev_distance, footprint
 
 MAX_TRIES = 500
@@ -175,42 +175,5 @@ def generate_episode(setup: str, compositions: tuple[Composition, ...], n_querie
 def episode_of(spec: EpisodeSpec, seed: int, split: str, episode_index: int) -> Episode:
     """Episode `episode_index` of `split`: a function of (spec, seed, split, episode_index) only.
     The latest episodes are kept, so the queries of one episode, read in turn, draw it once."""
-    from vision_bench.tasks.generator import sample_rng
-
     rng = sample_rng(seed, f"carc/{split}", episode_index)
     return generate_episode(spec.setup, spec.compositions(split), spec.queries_per_episode, rng)
-
-
-def _object_record(obj: GridObject, after: GridObject, corners: tuple[tuple[int, int], tuple[int, int]],
-                   role: str) -> dict:
-    """A query object on the canvas: `bbox` in the query's input slot, `output_bbox` in its output slot."""
-    (in_top, in_left), (out_top, out_left) = corners
-    return {
-        "bbox": [obj.top + in_top, obj.left + in_left, obj.bbox[2] + in_top, obj.bbox[3] + in_left],
-        "output_bbox": [after.top + out_top, after.left + out_left, after.bbox[2] + out_top, after.bbox[3] + out_left],
-        "colors": obj.colors,
-        "properties": {"role": role, "shape": list(footprint(obj))},
-    }
-
-
-def episode_sample(config, split: str, index: int):
-    """Sample `index` of `split` for a task config whose `episode` is set: the episode's canvas
-    with the query's output slot empty (input) and filled (output); `sequence` is the query's
-    level-2 composition in the order applied; `objects` describes the query's objects on the canvas."""
-    from vision_bench.tasks.generator import TaskSample
-    from vision_bench.tasks.task_code import IDENTITY_TOKEN
-
-    spec: EpisodeSpec = config.episode
-    episode_index, query_index = divmod(index, spec.queries_per_episode)
-    episode = episode_of(spec, config.seed, split, episode_index)
-    query = episode.queries[query_index]
-    study = [(example.input, example.output) for example in episode.study]
-    grid_in = canvas.compose(spec.setup, study, query.input, None)
-    grid_out = canvas.compose(spec.setup, study, query.input, query.output)
-    corners = canvas.query_slots(spec.setup)
-    roles = ["indicator", "query"] if len(query.objects) == 2 else ["query"]
-    objects = tuple(_object_record(obj, after, corners, role)
-                    for obj, after, role in zip(query.objects, query.outputs, roles))
-    return TaskSample(grid_in, grid_out, episode.grammar.sequence(), (grid_in, grid_out), objects,
-                      (IDENTITY_TOKEN,) * config.task_code_length, "+".join(episode.grammar.composition), config.seed,
-                      split, index)

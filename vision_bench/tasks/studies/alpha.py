@@ -34,9 +34,10 @@ Combination = tuple[int, str, int]
 
 def combinations() -> tuple[list[Combination], list[Combination], list[Combination]]:
     """(core, held-out test, remaining in their fixed order) combinations of (color, footprint, size)."""
-    factors = (COLORS, tuple(FOOTPRINTS), SIZES)
-    every = list(product(*factors))
-    core = [tuple(values[i % len(values)] for values in factors) for i in range(max(map(len, factors)))]
+    footprints = tuple(FOOTPRINTS)
+    every = list(product(COLORS, footprints, SIZES))
+    core = [(COLORS[i % len(COLORS)], footprints[i % len(footprints)], SIZES[i % len(SIZES)])
+            for i in range(max(len(COLORS), len(footprints), len(SIZES)))]
     rest = [combination for combination in every if combination not in core]
     random.Random(ORDER_SEED).shuffle(rest)
     n_test = round(TEST_FRACTION * len(rest))

@@ -49,7 +49,7 @@ def build(setup: str, split: str, counts: SampleCounts, seed: int) -> TaskConfig
         n_objects=(1, 2),
         episode=episode,
         samples=counts,
-    )  # type: ignore[call-arg]
+    )
 
 
 for _setup in SETUPS:

@@ -75,12 +75,12 @@ def _base(description: str, counts: SampleCounts, seed: int, rules: tuple[Rule, 
         n_distractors=TRAIN_DISTRACTORS,
         samples=counts,
         splits=splits,
-        **settings,  # type: ignore[arg-type]
+        **settings,
     )
 
 
 def _ood(**override: object) -> SplitOverrides:
-    split = SplitConfig(**override)  # type: ignore[arg-type]
+    split = SplitConfig(**override)
     return SplitOverrides(val_ood=split, test_ood=split)
 
 

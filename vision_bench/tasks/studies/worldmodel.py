@@ -15,24 +15,20 @@ change of environment).
 
 The marker is the config's field `kind: world_model` (its type, `WorldModelConfig`, from
 `TaskConfig.from_dict`), which `to_dict` keeps, so an export's manifest reads back as a world-model
-study. `generate_sample` still makes the whole sequence (what rollouts score); every dataset path
-(`generator.served_sample`, `generate_split` / `map_split`, hence `vision-bench generate` and
-`export`, and the on-the-fly datasets) serves the one-step transition.
+study, of the `world_model` task family (`vision_bench.tasks.families.world_model`, which makes the
+transitions).
 """
 
 from __future__ import annotations
 
-import hashlib
 from functools import partial
 from itertools import product
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig, WorldModelConfig
-from vision_bench.tasks.generator import TaskSample, generate_sample
+from vision_bench.tasks.families.world_model import STUDY_PREFIX
 from vision_bench.tasks.studies import compgen, envgen
 from vision_bench.tasks.studies.builder import STUDIES
-from vision_bench.tasks.task_code import encode_task_code
 
-PREFIX = "worldmodel/"
 DEPTH4_GRID = 15
 DEPTH4_STEPS = 4
 
@@ -44,37 +40,6 @@ def as_world_model(config: TaskConfig) -> WorldModelConfig:
                           f"{config.description}"
     data["kind"] = "world_model"
     return WorldModelConfig.from_dict(data)
-
-
-def transition_step(seed: int | None, split: str, index: int, depth: int) -> int:
-    """The step (0 .. depth - 1) that transition `index` of `split` takes from its sequence."""
-    digest = hashlib.blake2b(f"transition/{seed}/{split}/{index}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % depth
-
-
-def transition(sample: TaskSample, step: int) -> TaskSample:
-    """Step `step` of a sequence sample as its own sample: frames[step] -> frames[step + 1] under one action.
-
-    Object metadata describes the sequence's input and is left out.
-    """
-    action = sample.sequence[step]
-    return TaskSample(
-        input=sample.frames[step],
-        output=sample.frames[step + 1],
-        sequence=(action,),
-        frames=(sample.frames[step], sample.frames[step + 1]),
-        task_code=tuple(encode_task_code((action,), len(sample.task_code))),
-        task_key=action,
-        seed=sample.seed,
-        split=sample.split,
-        index=sample.index,
-    )
-
-
-def transition_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
-    """Transition `index` of `split`: one step of sequence sample `index` (see `transition_step`)."""
-    sample = generate_sample(config, split, index)
-    return transition(sample, transition_step(config.seed, split, index, len(sample.sequence)))
 
 
 def depth4_config(counts: SampleCounts, seed: int) -> TaskConfig:
@@ -113,7 +78,8 @@ def _register_studies() -> None:
                           STUDIES.description(f"envgen/{setting}/{experiment}")))
     bases.append(("depth4/1", partial(depth4_config), "four-step sequences of translate_up, rot90, mirror_horizontal"))
     for name, build, description in bases:
-        STUDIES.add(PREFIX + name, partial(_world_model, build), f"World model (one-step transitions) of {description}")
+        STUDIES.add(STUDY_PREFIX + name, partial(_world_model, build),
+                    f"World model (one-step transitions) of {description}")
 
 
 _register_studies()

@@ -95,7 +95,7 @@ def holes_of(mask: np.ndarray) -> np.ndarray:
 
 
 def has_holes(mask: np.ndarray) -> bool:
-    return np.count_nonzero(enclosed_holes(mask)) > 0
+    return bool(np.count_nonzero(enclosed_holes(mask)))
 
 
 def is_one_piece(mask: np.ndarray) -> bool:
@@ -129,15 +129,15 @@ def trimmed(pixels: np.ndarray, top: int, left: int) -> GridObject:
 
     COGITAO's `Shape(grid)` of a grid-sized array. An object without cells gets an empty 0x0 box.
     """
-    rows, cols = pixels.any(axis=1), pixels.any(axis=0)
-    if rows.size and cols.size and rows[0] and rows[-1] and cols[0] and cols[-1]:  # already tight: no search
+    any_row, any_col = np.asarray(pixels.any(axis=1)), np.asarray(pixels.any(axis=0))
+    if any_row.size and any_col.size and any_row[0] and any_row[-1] and any_col[0] and any_col[-1]:  # already tight
         return GridObject(pixels, top, left)
-    rows, cols = np.flatnonzero(rows), np.flatnonzero(cols)
+    rows, cols = np.flatnonzero(any_row), np.flatnonzero(any_col)
     if not rows.size:
         return GridObject(np.zeros((0, 0), dtype=np.uint8), top, left)
     first_row, first_col = int(rows[0]), int(cols[0])
     return GridObject(
-        pixels[first_row : rows[-1] + 1, first_col : cols[-1] + 1], top + first_row, left + first_col
+        pixels[first_row : int(rows[-1]) + 1, first_col : int(cols[-1]) + 1], top + first_row, left + first_col
     )
 
 

@@ -1,0 +1,62 @@
+"""The `world_model` family: sequence studies served as one-step transitions (`kind: world_model`, study ids
+`worldmodel/...`, presets in `vision_bench.tasks.studies.worldmodel`).
+
+Item i of a split is one step of sequence sample i, (frames[k], action k, frames[k + 1]), whose task
+code is the one-token code of the action; the step k is drawn from (seed, split, i) alone
+(`transition_step`). Every dataset path (`vision-bench generate` and `export`, the on-the-fly
+datasets) serves the transition; `sequence_sample` still makes the whole sequence, which the
+rollout report scores closed loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from vision_bench.tasks.config import TaskConfig
+from vision_bench.tasks.families.base import FAMILIES, ROLLOUTS, TaskFamily
+from vision_bench.tasks.generator import generate, prepare
+from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.task_code import encode_task_code
+
+STUDY_PREFIX = "worldmodel/"
+
+
+def transition_step(seed: int | None, split: str, index: int, depth: int) -> int:
+    """The step (0 .. depth - 1) that transition `index` of `split` takes from its sequence."""
+    digest = hashlib.blake2b(f"transition/{seed}/{split}/{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % depth
+
+
+def transition(sample: TaskSample, step: int) -> TaskSample:
+    """Step `step` of a sequence sample as its own sample: frames[step] -> frames[step + 1] under one action.
+
+    Object metadata describes the sequence's input and is left out.
+    """
+    action = sample.sequence[step]
+    return TaskSample(
+        input=sample.frames[step],
+        output=sample.frames[step + 1],
+        sequence=(action,),
+        frames=(sample.frames[step], sample.frames[step + 1]),
+        task_code=tuple(encode_task_code((action,), len(sample.task_code))),
+        task_key=action,
+        seed=sample.seed,
+        split=sample.split,
+        index=sample.index,
+    )
+
+
+def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Transition `index` of `split`: one step of sequence sample `index` (see `transition_step`)."""
+    whole = generate(config, split, index)
+    return transition(whole, transition_step(config.seed, split, index, len(whole.sequence)))
+
+
+def _is_world_model(config: TaskConfig) -> bool:
+    return config.kind == "world_model"
+
+
+FAMILIES.add("world_model", TaskFamily(sample, "world-model studies", claims=_is_world_model, sequence_sample=generate,
+                                       prepare=prepare, study_prefix=STUDY_PREFIX, one_step=True,
+                                       reports=frozenset({ROLLOUTS})),
+             "world models: one step of each sequence (frame t, action t -> frame t+1); rollouts score whole sequences")
