@@ -309,12 +309,12 @@ def test_cli_generate_reports_user_errors(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_plans_are_shared_by_content_and_every_planning_cache_is_bounded() -> None:
-    from vision_bench.tasks import planning
+    from vision_bench.tasks import caches, planning
 
     config = TaskConfig.from_dict(MIXED)
     plan = planning.plan_for(config, "val_id")
     assert planning.plan_for(TaskConfig.from_dict(MIXED), "val_id") is plan  # an equal config, another object
     assert planning.plan_for(config, "val_ood") is not plan
     assert planning.plan_for(TaskConfig.from_dict({**MIXED, "seed": 8}), "val_id") is not plan
-    for cache in (planning.placement_shape, planning._after, planning._box, planning._plan):
+    for cache in (caches.placement_shape, caches.after, caches.span, planning._plan):
         assert cache.cache_info().maxsize is not None

@@ -69,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.data.sources import load_config
     from vision_bench.errors import ConfigError
     from vision_bench.io.atomic import atomic_write_text
+    from vision_bench.tasks.caches import LIBRARY_SEED
     from vision_bench.tasks.config import SPLITS, TaskConfig
     from vision_bench.tasks.families import family_of
     from vision_bench.tasks.formats import table_of, write_tables
-    from vision_bench.tasks.planning import LIBRARY_SEED
     from vision_bench.tasks.sampling import map_split
 
     progress = show_progress(args)

@@ -41,10 +41,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from vision_bench.errors import InfeasibleConfigError, TransformationError
+from vision_bench.tasks.caches import LIBRARY, placement_shape
 from vision_bench.tasks.config import PAIRED_SPLITS, SPLITS, TaskConfig
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
 from vision_bench.tasks.placement import Canvas, DrawnObject
-from vision_bench.tasks.planning import LIBRARY, Choice, Plan, Sequence, placement_shape, plan_for
+from vision_bench.tasks.planning import Choice, Plan, Sequence, plan_for
 from vision_bench.tasks.sample import TaskSample, sample_rng
 from vision_bench.tasks.selectors import Selector, select
 from vision_bench.tasks.transformations import transform_objects

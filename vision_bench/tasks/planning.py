@@ -16,10 +16,10 @@ the colours in which the rule's selector can pick it and those in which it can l
 (`Plan.roles`): targets are drawn from the first, distractors from the second, each template
 uniformly among those its role allows.
 
-The object pool is the fixed `ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object
-file. The caches below only save work: each holds a pure function of the library, a filter and a
-sequence, so they never change what is generated; each is bounded (`functools.lru_cache`, or a
-`Plan`'s own dictionaries, bounded by its config's sequences and grid sizes).
+The object pool is the fixed `caches.LIBRARY`, like COGITAO's pre-computed object file. Every memo
+of the generator is in `vision_bench.tasks.caches` (pure functions of the library and the step
+names), a `Plan`'s own dictionaries (bounded by its config's sequences and grid sizes) and the plans
+themselves (`plan_for`); each only saves work, so none changes what is generated, and each is bounded.
 """
 
 from __future__ import annotations
@@ -32,34 +32,16 @@ from typing import Any
 import numpy as np
 
 from vision_bench.errors import InfeasibleConfigError
+from vision_bench.tasks.caches import LIBRARY, after, placement_shape, span
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.grid import GridObject
-from vision_bench.tasks.objects import ALL_COLORS, ObjectLibrary
-from vision_bench.tasks.placement import PlacementShape
+from vision_bench.tasks.objects import ALL_COLORS
 from vision_bench.tasks.selectors import judge_alone, selector_name
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH, encode_task_code
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
-LIBRARY_SEED = 0
-LIBRARY = ObjectLibrary(LIBRARY_SEED)
 SEQUENCE_REDRAWS = 200
 HALF_CROPS = frozenset({"crop_top_side", "crop_bottom_side", "crop_left_side", "crop_right_side"})
-
-
-@lru_cache(maxsize=len(LIBRARY.labels))
-def placement_shape(index: int) -> PlacementShape:
-    """The placement shape of library template `index`."""
-    return PlacementShape.of(LIBRARY.labels[index] != 0)
-
-
-@lru_cache(maxsize=200_000)
-def _after(prefix: tuple[str, ...], index: int) -> GridObject | None:
-    """Template `index` in its reference coloring after `prefix`, or None if a step leaves it no cell."""
-    if not prefix:
-        return GridObject(LIBRARY.labels[index], 0, 0)
-    before = _after(prefix[:-1], index)
-    found = None if before is None else TRANSFORMATIONS[prefix[-1]].transform(before)
-    return found if found is not None and found.n_cells else None
 
 
 def _emptying_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -72,21 +54,6 @@ def _emptying_prefix(names: tuple[str, ...]) -> tuple[str, ...]:
     emptying = [k for k, name in enumerate(names)
                 if name == "crop_contours" or (name in HALF_CROPS and HALF_CROPS.intersection(names[:k]))]
     return names[: emptying[-1] + 1] if emptying else ()
-
-
-@lru_cache(maxsize=4096)
-def _box(names: tuple[str, ...], shape: tuple[int, int]) -> tuple[int, int]:
-    """Rows and columns a full box of `shape` spans over the steps of `names` (until one leaves it no cell):
-    an estimate of the room a template of that shape needs."""
-    obj = GridObject(np.ones(shape, dtype=np.uint8), 0, 0)
-    top, left, bottom, right = 0, 0, shape[0], shape[1]
-    for name in names:
-        obj = TRANSFORMATIONS[name].transform(obj)
-        if not obj.n_cells:
-            break
-        top, left = min(top, obj.top), min(left, obj.left)
-        bottom, right = max(bottom, obj.top + obj.height), max(right, obj.left + obj.width)
-    return bottom - top, right - left
 
 
 @dataclass
@@ -192,7 +159,7 @@ class Plan:
             found = np.flatnonzero(meets)
             if prefix:
                 templates = self.pools[number].templates
-                found = np.array([k for k in found.tolist() if _after(prefix, int(templates[k])) is not None],
+                found = np.array([k for k in found.tolist() if after(prefix, int(templates[k])) is not None],
                                  dtype=np.int64)
             self.survivors[constrained, prefix, number] = found
         return found
@@ -209,7 +176,7 @@ class Plan:
                     shape_of = pool.shape_of[kept]
                     boxes = np.zeros((len(pool.shapes), 2), dtype=np.int64)
                     for k in np.unique(shape_of).tolist():
-                        boxes[k] = _box(names, pool.shapes[k])
+                        boxes[k] = span(names, pool.shapes[k])
                     survivors.append((pool.templates[kept], boxes[shape_of], pool.colors))
             found = self.sequences[names] = (sequence, survivors)
         return found
