@@ -70,22 +70,18 @@ class _Failure(Exception):
         self.reason, self.redraw = reason, redraw
 
 
-def owning_split(grid: np.ndarray) -> str:
-    """The split that owns an input grid under the fixed hash partition."""
-    digest = hashlib.blake2b(bytes(grid.shape) + grid.tobytes(), digest_size=8).digest()
-    position = int.from_bytes(digest, "little") / 2**64
-    return SPLITS[min(bisect.bisect_right(_OWNER_BOUNDS, position), len(SPLITS) - 1)]
+def generate(config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
+    if config.paired_ood and split in (*PAIRED_SPLITS, *PAIRED_SPLITS.values()):
+        return _paired_sample(config, split, index)
+    plan = plan_for(config, split)
+    return _sample(plan, sample_rng(plan.config.seed, split, index), index)
 
 
-@dataclass
-class _Cast:
-    """Who one attempt draws: per object whether the rule picks it (targets first), what targets and distractors
-    are drawn from, and the rule's selector (None without rules: every object is a target, nothing is checked)."""
-
-    roles: list[bool]
-    targets: list[Choice]
-    distractors: list[Choice]
-    selector: Selector | None
+def prepare(config: TaskConfig, split: str) -> None:
+    """Plan `split` (cached), so that an infeasible config fails before any sample is made and forked workers
+    start with the plan."""
+    plan_for(config, split)
 
 
 def _sample(plan: Plan, rng: random.Random, index: int) -> TaskSample:
@@ -139,6 +135,17 @@ def _attempt(plan: Plan, rng: random.Random, rule: int | None, sequence: Sequenc
                       sequence.key, plan.config.seed, plan.split, index)
 
 
+@dataclass
+class _Cast:
+    """Who one attempt draws: per object whether the rule picks it (targets first), what targets and distractors
+    are drawn from, and the rule's selector (None without rules: every object is a target, nothing is checked)."""
+
+    roles: list[bool]
+    targets: list[Choice]
+    distractors: list[Choice]
+    selector: Selector | None
+
+
 def _cast(plan: Plan, rng: random.Random, rule: int | None, sequence: Sequence, height: int, width: int) -> _Cast:
     """Draw how many targets (and, with a rule, distractors) the attempt places, and what each role draws from."""
     config = plan.config
@@ -160,13 +167,44 @@ def _cast(plan: Plan, rng: random.Random, rule: int | None, sequence: Sequence, 
                  (config.rules or ())[rule].selector)
 
 
-def _check_rule(selector: Selector, canvas: Canvas, placed: list[tuple[DrawnObject, Anchor, bool]]) -> None:
-    """The rule's selector picks exactly the targets in the placed grid, and the rule changes the grid."""
-    inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
-    if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
-        raise _Failure("the rule's selector did not pick exactly the targets in the placed grid")
-    if np.array_equal(canvas.frames[0], canvas.frames[-1]):
-        raise _Failure(UNCHANGED, redraw=True)
+def _draw(rng: random.Random, cast: _Cast, sequence: Sequence, height: int, width: int,
+          picked: bool) -> DrawnObject:
+    """A target (`picked`: transformed by `sequence`) or a distractor (left as it is). With a rule, the choices
+    paint each template only in colours that give it its role (`Plan.roles`), so no drawn object contradicts it."""
+    if picked:
+        return _draw_object(rng, cast.targets, sequence, height, width)
+    return _draw_still(rng, cast.distractors, len(sequence.names))
+
+
+def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int,
+                 width: int) -> DrawnObject:
+    """One painted object whose every step stays inside the grid. The choices hold only templates that meet
+    the sequence's constraints and keep a cell (see `planning`)."""
+    for _ in range(DRAW_TRIES):
+        chosen, colors = choices[int(rng.random() * len(choices))]
+        index = chosen[int(rng.random() * len(chosen))]
+        pixels, painted = LIBRARY.paint(index, rng, colors)
+        obj = GridObject(pixels, 0, 0)
+        path = [obj]
+        top, left, bottom, right = 0, 0, pixels.shape[0], pixels.shape[1]
+        for step in sequence.steps:
+            obj = step.transform(obj)
+            path.append(obj)
+            rows, cols = obj.pixels.shape
+            top, left = min(top, obj.top), min(left, obj.left)
+            bottom, right = max(bottom, obj.top + rows), max(right, obj.left + cols)
+        if bottom - top <= height and right - left <= width:
+            return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
+    raise _Failure(f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid")
+
+
+def _draw_still(rng: random.Random, choices: list[Choice], depth: int) -> DrawnObject:
+    """One painted object that stays as it is through `depth` steps (a distractor)."""
+    chosen, colors = choices[int(rng.random() * len(choices))]
+    index = chosen[int(rng.random() * len(chosen))]
+    pixels, painted = LIBRARY.paint(index, rng, colors)
+    obj = GridObject(pixels, 0, 0)
+    return DrawnObject(index, placement_shape(index), painted, [obj] * (depth + 1), (0, 0, *pixels.shape))
 
 
 def _place_largest_first(rng: random.Random, canvas: Canvas, drawn: list[tuple[DrawnObject, T]],
@@ -194,6 +232,15 @@ def _box_area(obj: DrawnObject) -> int:
     return (bottom - top) * (right - left)
 
 
+def _check_rule(selector: Selector, canvas: Canvas, placed: list[tuple[DrawnObject, Anchor, bool]]) -> None:
+    """The rule's selector picks exactly the targets in the placed grid, and the rule changes the grid."""
+    inputs = [GridObject(obj.path[0].pixels, top, left) for obj, (top, left), _ in placed]
+    if list(select(selector, inputs)) != [picked for _, _, picked in placed]:
+        raise _Failure("the rule's selector did not pick exactly the targets in the placed grid")
+    if np.array_equal(canvas.frames[0], canvas.frames[-1]):
+        raise _Failure(UNCHANGED, redraw=True)
+
+
 def _object_record(obj: DrawnObject, top: int, left: int) -> dict[str, Any]:
     """What a task record says of one placed object: its input and output boxes, colours and properties."""
     first, last = obj.path[0], obj.path[-1]
@@ -205,52 +252,11 @@ def _object_record(obj: DrawnObject, top: int, left: int) -> dict[str, Any]:
     }
 
 
-def _draw(rng: random.Random, cast: _Cast, sequence: Sequence, height: int, width: int,
-          picked: bool) -> DrawnObject:
-    """A target (`picked`: transformed by `sequence`) or a distractor (left as it is). With a rule, the choices
-    paint each template only in colours that give it its role (`Plan.roles`), so no drawn object contradicts it."""
-    if picked:
-        return _draw_object(rng, cast.targets, sequence, height, width)
-    return _draw_still(rng, cast.distractors, len(sequence.names))
-
-
-def _draw_still(rng: random.Random, choices: list[Choice], depth: int) -> DrawnObject:
-    """One painted object that stays as it is through `depth` steps (a distractor)."""
-    chosen, colors = choices[int(rng.random() * len(choices))]
-    index = chosen[int(rng.random() * len(chosen))]
-    pixels, painted = LIBRARY.paint(index, rng, colors)
-    obj = GridObject(pixels, 0, 0)
-    return DrawnObject(index, placement_shape(index), painted, [obj] * (depth + 1), (0, 0, *pixels.shape))
-
-
-def _draw_object(rng: random.Random, choices: list[Choice], sequence: Sequence, height: int,
-                 width: int) -> DrawnObject:
-    """One painted object whose every step stays inside the grid. The choices hold only templates that meet
-    the sequence's constraints and keep a cell (see `planning`)."""
-    for _ in range(DRAW_TRIES):
-        chosen, colors = choices[int(rng.random() * len(choices))]
-        index = chosen[int(rng.random() * len(chosen))]
-        pixels, painted = LIBRARY.paint(index, rng, colors)
-        obj = GridObject(pixels, 0, 0)
-        path = [obj]
-        top, left, bottom, right = 0, 0, pixels.shape[0], pixels.shape[1]
-        for step in sequence.steps:
-            obj = step.transform(obj)
-            path.append(obj)
-            rows, cols = obj.pixels.shape
-            top, left = min(top, obj.top), min(left, obj.left)
-            bottom, right = max(bottom, obj.top + rows), max(right, obj.left + cols)
-        if bottom - top <= height and right - left <= width:
-            return DrawnObject(index, placement_shape(index), painted, path, (top, left, bottom, right))
-    raise _Failure(f"objects transformed by {sequence.key} grew beyond the {height}x{width} grid")
-
-
-def generate(config: TaskConfig, split: str, index: int) -> TaskSample:
-    """Sample `index` of `split`; the same (config, split, index) always gives the same sample."""
-    if config.paired_ood and split in (*PAIRED_SPLITS, *PAIRED_SPLITS.values()):
-        return _paired_sample(config, split, index)
-    plan = plan_for(config, split)
-    return _sample(plan, sample_rng(plan.config.seed, split, index), index)
+def owning_split(grid: np.ndarray) -> str:
+    """The split that owns an input grid under the fixed hash partition."""
+    digest = hashlib.blake2b(bytes(grid.shape) + grid.tobytes(), digest_size=8).digest()
+    position = int.from_bytes(digest, "little") / 2**64
+    return SPLITS[min(bisect.bisect_right(_OWNER_BOUNDS, position), len(SPLITS) - 1)]
 
 
 def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
@@ -290,9 +296,3 @@ def _paired_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
         f"{ood_split} sequence ({count} failed on {sequence_key}, the last because {last_error}); the paired "
         "splits need objects that meet the constraints of both; set paired_ood: false or change the sequences"
     )
-
-
-def prepare(config: TaskConfig, split: str) -> None:
-    """Plan `split` (cached), so that an infeasible config fails before any sample is made and forked workers
-    start with the plan."""
-    plan_for(config, split)
