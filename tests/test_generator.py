@@ -18,8 +18,8 @@ from vision_bench.tasks.formats import read_tasks, table_of, write_parquet, writ
 from vision_bench.tasks.generator import owning_split
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
 from vision_bench.tasks.objects import object_properties
-from vision_bench.tasks.sample import TaskSample, sample_rng
-from vision_bench.tasks.sampling import CHUNK, generate_sample, generate_split, map_split
+from vision_bench.tasks.sample import CHUNK, TaskSample, sample_rng
+from vision_bench.tasks.sampling import generate_sample, generate_split, map_split
 from vision_bench.tasks.task_code import encode_task_code
 from vision_bench.tasks.transformations import apply_sequence, apply_step, transform_objects
 

@@ -20,8 +20,7 @@ from render.errors import UserError
 from render.grid import validate_grid
 from vision_bench.io.atomic import atomic_output
 from vision_bench.tasks.config import SPLITS
-from vision_bench.tasks.sample import TaskSample
-from vision_bench.tasks.sampling import CHUNK
+from vision_bench.tasks.sample import CHUNK, TaskSample
 from vision_bench.tasks.task_code import encode_task_code
 
 ROW_GROUP = 4096

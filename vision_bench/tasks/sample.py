@@ -18,6 +18,9 @@ import numpy as np
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.task_code import IDENTITY_TOKEN, TASK_CODE_LENGTH
 
+CHUNK = 128
+"""Samples that travel together: one worker's job (`sampling.map_split`) and one batch of a Parquet file (`formats`)."""
+
 
 @dataclass(frozen=True, eq=False)
 class TaskSample:

@@ -15,9 +15,8 @@ from typing import TypeVar
 
 from vision_bench.tasks.config import TaskConfig
 from vision_bench.tasks.families import family_of
-from vision_bench.tasks.sample import TaskSample
+from vision_bench.tasks.sample import CHUNK, TaskSample
 
-CHUNK = 128
 T = TypeVar("T")
 
 
