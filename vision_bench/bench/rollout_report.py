@@ -42,8 +42,7 @@ from vision_bench.evaluation.rollout import (
     write_rollout,
 )
 from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
-from vision_bench.tasks.families import study_family
-from vision_bench.tasks.families.base import ROLLOUTS
+from vision_bench.tasks.families import ROLLOUTS, study_family
 
 REPORT_FILE = "rollout.md"
 LABELS = {"grid_accuracy": "GA", "mse": "MSE", "lpips": "LPIPS"}

@@ -21,8 +21,7 @@ from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
-from vision_bench.tasks.families import study_family
-from vision_bench.tasks.families.base import ERROR_TAXONOMY
+from vision_bench.tasks.families import ERROR_TAXONOMY, study_family
 from vision_bench.train.logging import METRICS_FILE, read_records
 
 PLOTS_DIR = "plots"

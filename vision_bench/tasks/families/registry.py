@@ -9,7 +9,7 @@ world_model, `rules` set -> rules, else sequences. A study id belongs to the fam
 from __future__ import annotations
 
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.families.base import FAMILIES, TaskFamily
+from vision_bench.tasks.families.base import ERROR_TAXONOMY, FAMILIES, ROLLOUTS, TaskFamily
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order configs are tried in.
@@ -31,4 +31,4 @@ def study_family(study_id: str) -> TaskFamily:
     return max(matching, key=lambda family: len(family.study_prefix or ""))
 
 
-__all__ = ["FAMILIES", "TaskFamily", "family_of", "study_family"]
+__all__ = ["ERROR_TAXONOMY", "FAMILIES", "ROLLOUTS", "TaskFamily", "family_of", "study_family"]
