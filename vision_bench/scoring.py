@@ -156,13 +156,13 @@ def score_pairs(
     for batch in batches:
         pred = torch.stack([_load(p.pred, max_pixels) for p in batch])
         target = torch.stack([_load(p.target, max_pixels) for p in batch])
-        grids = {}
+        pred_grids = target_grids = None
         if spec is not None and grid_shape is not None and _reads_grids(metrics):
             shapes = [grid_shape] * len(batch)
-            grids = {"pred_grids": decode_predictions(pred, spec, shapes),
-                     "target_grids": decode_predictions(target, spec, shapes)}
+            pred_grids = decode_predictions(pred, spec, shapes).to(device)
+            target_grids = decode_predictions(target, spec, shapes).to(device)
         result = compute_metrics(pred.to(device), target.to(device), names=list(metrics), lpips=perceptual,
-                                 **{k: v.to(device) for k, v in grids.items()})
+                                 pred_grids=pred_grids, target_grids=target_grids)
         status.update({k: v for k, v in result.status.items() if v != "ok"})
         for name in metrics:
             values[name].append(result[name].detach().double().cpu())

@@ -275,10 +275,8 @@ def task_config(experiment: str, data: DataSection) -> TaskConfig:
     """The task config of one experiment (a study id or a task-config file) at the bench's sample counts."""
     from vision_bench.data.sources import load_config
 
-    counts = {"n_train": data.n_train, "n_val": data.n_val, "n_test": data.n_test}
-    if is_file_reference(experiment):
-        return load_config(None, experiment, **counts)
-    return load_config(experiment, **counts)
+    study, path = (None, experiment) if is_file_reference(experiment) else (experiment, None)
+    return load_config(study, path, n_train=data.n_train, n_val=data.n_val, n_test=data.n_test)
 
 
 def _grid_sizes(task: TaskConfig) -> GridSizes:

@@ -21,6 +21,7 @@ from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
 from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
 from vision_bench.io.atomic import output_folder, temp_path_for
+from vision_bench.models.base import ImageToImageModel
 from vision_bench.registry import unknown_name_message
 
 BASELINES = ("copy_input", "mean_target", "ground_truth")
@@ -89,15 +90,17 @@ def check_baselines(names: Sequence[str]) -> None:
 
 
 def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.device,
-                    batch_size: int) -> tuple[dict[str, torch.nn.Module], list[str]]:
+                    batch_size: int) -> tuple[dict[str, ImageToImageModel], list[str]]:
     """The requested baselines, ready to predict; and notes on any that this data cannot support."""
     from vision_bench.data.collate import collate
     from vision_bench.data.device import to_device_batch
+    from vision_bench.data.opening import dataset_length
     from vision_bench.models import create_model
+    from vision_bench.models.baselines import MeanTargetModel
 
     size = data.spec.size[0]
     check_baselines(names)
-    models: dict[str, torch.nn.Module] = {}
+    models: dict[str, ImageToImageModel] = {}
     notes: list[str] = []
     for name in names:
         if name == "mean_target" and data.train is None:
@@ -113,8 +116,8 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
                 options["connectivity"] = data.connectivity
             options["episode_setup"] = data.episode_setup
         model = create_model(name, **options).to(device)
-        if name == "mean_target":
-            count = min(len(data.train), MEAN_TARGET_SAMPLES)
+        if isinstance(model, MeanTargetModel) and data.train is not None:  # (no training split: skipped above)
+            count = min(dataset_length(data.train), MEAN_TARGET_SAMPLES)
             loader = torch.utils.data.DataLoader(
                 torch.utils.data.Subset(data.train, range(count)), batch_size=batch_size, collate_fn=collate
             )
@@ -188,7 +191,8 @@ def _evaluate_into(
     for splits in results.values():
         for evaluation in splits.values():
             status.update(evaluation.status)
-    describe = {name: model.describe() if hasattr(model, "describe") else {} for name, model in predictors.items()}
+    describe = {name: model.describe() if isinstance(model, ImageToImageModel) else {}
+                for name, model in predictors.items()}
     metrics: dict[str, Any] = {
         "format": outputs.FORMAT,
         "version": outputs.VERSION,

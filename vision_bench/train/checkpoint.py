@@ -48,7 +48,9 @@ class LoadedCheckpoint(NamedTuple):
 def capture_rng_state() -> dict[str, Any]:
     """The global RNG states of Python, NumPy, torch (CPU) and CUDA, as tensors and plain values."""
     version, python_state, gauss = random.getstate()
-    kind, keys, position, has_gauss, cached = np.random.get_state()
+    numpy_state = np.random.get_state(legacy=True)
+    assert isinstance(numpy_state, tuple)  # the global generator is MT19937, whose legacy state is a tuple
+    kind, keys, position, has_gauss, cached = numpy_state
     state: dict[str, Any] = {
         "python": [version, list(python_state), gauss],
         "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached],

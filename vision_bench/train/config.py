@@ -22,7 +22,8 @@ from vision_bench.config_base import StrictConfig
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
 
-VALIDATION_SPLITS = ("val_id", "val_ood")
+ValidationSplit = Literal["val_id", "val_ood"]
+VALIDATION_SPLITS: tuple[ValidationSplit, ...] = ("val_id", "val_ood")
 MAX_RUN_SAMPLES = 10**7
 """The most generated samples a run reads from one split: 100 times COGITAO's 100,000 training pairs. Each pass
 over a split orders its indices in memory (a permutation, then Python lists: about 60 bytes a sample, 600 MB at
@@ -53,7 +54,7 @@ class DatasetConfig(StrictConfig):
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
     spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
-    val_splits: tuple[Literal["val_id", "val_ood"], ...] = VALIDATION_SPLITS
+    val_splits: tuple[ValidationSplit, ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
     splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
