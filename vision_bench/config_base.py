@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from render.validation import describe_validation_error
 from vision_bench.config_files import read_yaml
 from vision_bench.errors import ConfigError
+from vision_bench.io.documents import JSONDict
 
 Config = TypeVar("Config", bound="StrictConfig")
 
@@ -45,6 +46,6 @@ class StrictConfig(BaseModel):
         path = Path(path)
         return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """A plain JSON/YAML-compatible mapping that `from_dict` turns back into an equal config."""
         return self.model_dump(mode="json")

@@ -23,6 +23,7 @@ import torch
 from render.codec import MAX_PIXELS, ImageTooLargeError, image_size, load
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS, compute_metrics, decode_predictions, summarize
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 
@@ -54,7 +55,7 @@ class Scores:
     """Per-pair values (accuracies in percent), their means, unpaired files, and why a metric is unavailable."""
 
     metrics: tuple[str, ...]
-    rows: list[dict[str, Any]]
+    rows: list[JSONDict]
     mean: dict[str, float]
     status: dict[str, str]
     unpaired: list[Path]
@@ -152,7 +153,7 @@ def score_pairs(
     perceptual = resolve_lpips(lpips, device) if "lpips" in metrics else None
     values: dict[str, list[torch.Tensor]] = {name: [] for name in metrics}
     status: dict[str, str] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONDict] = []
     for batch in batches:
         pred = torch.stack([_load(p.pred, max_pixels) for p in batch])
         target = torch.stack([_load(p.target, max_pixels) for p in batch])

@@ -26,6 +26,7 @@ from render.spec import RenderSpec
 from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
+from vision_bench.io.documents import JSONDict
 
 HF_PREFIX = "hf://"
 _PREFIX = re.compile(r"^hf://?")  # `hf://ID` or `hf:///abs/folder`; also `hf:/ID`, what pathlib makes of `hf://ID`
@@ -57,7 +58,7 @@ def looks_like_hf_folder(folder: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def load_splits(source: str) -> Mapping[str, Any]:
+def load_splits(source: str) -> JSONDict:
     """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process)."""
     try:
         import datasets

@@ -21,6 +21,7 @@ from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
 from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
 from vision_bench.io.atomic import output_folder, temp_path_for
+from vision_bench.io.documents import JSONDict
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.registry import unknown_name_message
 
@@ -35,7 +36,7 @@ class EvaluationResult:
 
     out_dir: Path
     results: dict[str, dict[str, SplitEvaluation]]
-    metrics: dict[str, Any]
+    metrics: JSONDict
     sheets: list[Path] = field(default_factory=list)
 
     @property
@@ -136,7 +137,7 @@ def evaluate_predictors(
     batch_size: int = 64,
     lpips: torch.nn.Module | str | None = None,
     sheet_samples: int = 4,
-    extra: Mapping[str, Any] | None = None,
+    extra: JSONDict | None = None,
     progress: bool = False,
     save_predictions: bool = False,
 ) -> EvaluationResult:
@@ -172,7 +173,7 @@ def _evaluate_into(
     batch_size: int,
     lpips: torch.nn.Module | str | None,
     sheet_samples: int,
-    extra: Mapping[str, Any] | None,
+    extra: JSONDict | None,
     progress: bool,
     save_predictions: bool,
 ) -> EvaluationResult:
@@ -193,7 +194,7 @@ def _evaluate_into(
             status.update(evaluation.status)
     describe = {name: model.describe() if isinstance(model, ImageToImageModel) else {}
                 for name, model in predictors.items()}
-    metrics: dict[str, Any] = {
+    metrics: JSONDict = {
         "format": outputs.FORMAT,
         "version": outputs.VERSION,
         **dict(extra or {}),

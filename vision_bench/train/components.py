@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Subset
 
 from render.spec import RenderSpec
@@ -26,6 +25,7 @@ from vision_bench.train.distributed import DistributedContext, EpochSampler
 
 if TYPE_CHECKING:
     from vision_bench.data.streaming import ShardStreamDataset
+    from vision_bench.models.base import ImageToImageModel
 
 TRAIN_SPLIT = "train"
 PREFETCH_BATCHES = 2
@@ -111,7 +111,7 @@ def model_options(config: TrainConfig, spec: RenderSpec) -> dict[str, Any]:
     return options
 
 
-def build_model(config: TrainConfig, spec: RenderSpec) -> nn.Module:
+def build_model(config: TrainConfig, spec: RenderSpec) -> ImageToImageModel:
     """`create_model(model.name, **options)` for this dataset (unknown names raise with close matches)."""
     from vision_bench.models import create_model
 

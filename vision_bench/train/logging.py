@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from vision_bench.io.atomic import append_line, atomic_write_text
+from vision_bench.io.documents import JSONDict
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
@@ -49,7 +50,7 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[JSONDict]:
     """Every record of a metrics.jsonl file (a torn last line from a crash is ignored)."""
     if not path.is_file():
         return []
@@ -62,7 +63,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def csv_columns(records: list[dict[str, Any]]) -> list[str]:
+def csv_columns(records: list[JSONDict]) -> list[str]:
     """`kind`, `step`, `epoch`, then every other key of `records` in the order it first appears."""
     columns = list(FIXED_COLUMNS)
     for record in records:
@@ -70,7 +71,7 @@ def csv_columns(records: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
-def csv_rows(records: list[dict[str, Any]], columns: list[str], *, header: bool = False) -> str:
+def csv_rows(records: list[JSONDict], columns: list[str], *, header: bool = False) -> str:
     """`records` as CSV rows under `columns` (the header line first when asked): missing values and
     nulls are empty cells, lists are joined by '; '."""
     buffer = io.StringIO()
@@ -137,7 +138,7 @@ class RunLogger:
         """Whether `log_samples` writes anything (TensorBoard is there), so callers can skip the predictions."""
         return self._tensorboard is not None
 
-    def log(self, record: dict[str, Any]) -> None:
+    def log(self, record: JSONDict) -> None:
         """Write one record: `kind` ('step', 'epoch' or 'note'), `step`, `epoch` and any metrics."""
         if not self.enabled:
             return
@@ -186,7 +187,7 @@ class RunLogger:
             self._log_file.close()
             self._log_file = None
 
-    def _rewrite_csv(self, records: list[dict[str, Any]]) -> None:
+    def _rewrite_csv(self, records: list[JSONDict]) -> None:
         self._columns = csv_columns(records)
         atomic_write_text(self.csv_path, csv_rows(records, self._columns, header=True))
 

@@ -24,10 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vision_bench.errors import UnknownNameError, UserError
 from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text
+from vision_bench.io.documents import JSONDict
 from vision_bench.registry import unknown_name_message
 from vision_bench.weights.files import local_weights_dir, torch_checkpoint_dir
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
@@ -157,7 +158,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mapping[str, Any],
+def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: JSONDict,
                   folder: str | os.PathLike[str] | None = None) -> Path:
     """Check `state` against LPIPS-`net`'s layout, then write the safetensors file and its record."""
     import torch
@@ -182,7 +183,7 @@ def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mappi
     return path
 
 
-def read_provenance(net: str, folder: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+def read_provenance(net: str, folder: str | os.PathLike[str] | None = None) -> JSONDict | None:
     """The record written beside the backbone file, or None when absent or unreadable."""
     try:
         record = json.loads(provenance_path(net, folder).read_text(encoding="utf-8"))
