@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from render.codec import ImageError
 from render.filters import blur_kernel
@@ -23,7 +23,7 @@ from render.raster import color_indices, color_tables, placement
 from render.spec import RenderSpec, check_seed
 
 
-def decode(image: Any, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int | None = None) -> np.ndarray:
+def decode(image: npt.ArrayLike, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int | None = None) -> np.ndarray:
     """The (h, w) uint8 grid drawn in `image` (uint8 (H, W, 3), or float in [0, 1]).
 
     Exact on clean renders whose cells are at least 2 pixels; cells drawn entirely off the canvas
@@ -33,7 +33,10 @@ def decode(image: Any, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int
 
 
 def decode_batch(
-    images: Any, spec: RenderSpec, grid_shapes: Sequence[Sequence[int]], seeds: Sequence[int | None] | None = None
+    images: npt.ArrayLike,
+    spec: RenderSpec,
+    grid_shapes: Sequence[Sequence[int]],
+    seeds: Sequence[int | None] | None = None,
 ) -> list[np.ndarray]:
     """`decode` for (N, H, W, 3) images at once; image i uses seeds[i] (default: i, as `render_batch`; None: 0)."""
     pixels = _check_images(images, spec)
@@ -166,7 +169,7 @@ def cell_windows(labels: np.ndarray, n_cells: int, factor: int) -> tuple[np.ndar
     return lo, hi
 
 
-def _check_images(images: Any, spec: RenderSpec) -> np.ndarray:
+def _check_images(images: npt.ArrayLike, spec: RenderSpec) -> np.ndarray:
     array = np.asarray(images)
     if array.ndim != 4 or array.shape[3] != 3 or array.shape[1:3] != tuple(spec.size):
         raise ImageError(

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -97,7 +97,7 @@ def _number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
+def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
     with atomic_output(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -115,7 +115,7 @@ def write_perturbations(study: PerturbationStudy, out_dir: Path, report: Report)
     header = ["perturbation", "kind", "n"] + [f"{m}{suffix}" for m in metrics for suffix in ("", "_sem", "_share")]
     rows = []
     for name in names:
-        row: list[Any] = [name, PERTURBATIONS[name].kind, study.n[name]]
+        row: list[object] = [name, PERTURBATIONS[name].kind, study.n[name]]
         for metric in metrics:
             value = study.values[name][metric]
             row += [_number(value.mean), _number(value.sem), _number(study.penalty_share(name, metric))]
@@ -209,7 +209,7 @@ def write_correlations(run: str | Path, out_dir: Path, report: Report) -> list[R
     return results
 
 
-def _csv(value: Any) -> Any:
+def _csv(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 

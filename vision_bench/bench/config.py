@@ -25,6 +25,7 @@ from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
+from vision_bench.io.documents import JSONDict
 from vision_bench.tasks.config import Seed
 from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
@@ -47,7 +48,7 @@ class TrainSections(StrictConfig):
     runtime: RuntimeConfig = RuntimeConfig()
 
 
-SharedSections = Annotated[dict[str, Any], MappingOf(TrainSections)]
+SharedSections = Annotated[JSONDict, MappingOf(TrainSections)]
 
 
 def _without_cell_keys(train: Any) -> Any:
@@ -69,7 +70,7 @@ class ModelEntry(StrictConfig):
     than a CNN in the same time)."""
 
     name: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONDict = Field(default_factory=dict)
     label: str | None = None
     train: SharedSections = Field(default_factory=dict)
 
@@ -78,7 +79,7 @@ class ModelEntry(StrictConfig):
     def _train_sections(cls, train: Any) -> Any:
         return _without_cell_keys(train)
 
-    def train_sections(self, shared: dict[str, Any]) -> dict[str, Any]:
+    def train_sections(self, shared: JSONDict) -> JSONDict:
         merged = dict(shared)
         for section, values in self.train.items():
             base = merged.get(section)
@@ -97,7 +98,7 @@ class DataSection(StrictConfig):
     n_train: int = Field(default=1000, ge=1)
     n_val: int = Field(default=100, ge=1)
     n_test: int = Field(default=200, ge=1)
-    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
+    spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
 
 
 class EvaluateSection(StrictConfig):

@@ -30,7 +30,6 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -83,7 +82,7 @@ def results_csv(rows: Iterable[JSONDict]) -> str:
     return buffer.getvalue()
 
 
-def _csv_cell(value: Any) -> str:
+def _csv_cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

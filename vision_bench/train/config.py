@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, field_validator, model_serializer, model_
 from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
 
@@ -49,11 +50,11 @@ class DatasetConfig(StrictConfig):
     """
 
     study: str | None = None
-    task: Annotated[dict[str, Any], MappingOf(TaskConfig)] | None = None
+    task: Annotated[JSONDict, MappingOf(TaskConfig)] | None = None
     path: str | None = None
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
-    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
+    spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
     val_splits: tuple[ValidationSplit, ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
     splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
@@ -91,7 +92,7 @@ class DatasetConfig(StrictConfig):
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
     @model_serializer(mode="wrap")
-    def _leave_out_unset_source_options(self, handler: Any) -> dict[str, Any]:
+    def _leave_out_unset_source_options(self, handler: Any) -> JSONDict:
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
 
@@ -111,7 +112,7 @@ class ModelConfig(StrictConfig):
     """A `vision_bench.models` name and its `create_model` options."""
 
     name: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONDict = Field(default_factory=dict)
 
 
 class OptimizerConfig(StrictConfig):
@@ -206,7 +207,7 @@ class TrainConfig(StrictConfig):
             data[key] = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
         return TrainConfig.from_dict(data)
 
-    def experiment(self) -> dict[str, Any]:
+    def experiment(self) -> JSONDict:
         """The keys that define the experiment (everything but `runtime`)."""
         data = self.to_dict()
         del data["runtime"]
@@ -217,9 +218,9 @@ class TrainConfig(StrictConfig):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(data: JSONDict, prefix: str = "") -> JSONDict:
     """{'a': {'b': 1}} -> {'a.b': 1}; lists and scalars are leaves."""
-    flat: dict[str, Any] = {}
+    flat: JSONDict = {}
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, dict) and value:
@@ -229,7 +230,7 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def differing_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def differing_keys(old: JSONDict, new: JSONDict) -> list[str]:
     """Dotted keys whose values differ between two experiment dicts (present in either)."""
     flat_old, flat_new = flatten(old), flatten(new)
     return sorted(k for k in flat_old.keys() | flat_new.keys()

@@ -27,12 +27,15 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from vision_bench.io.atomic import append_line, atomic_write_text
 from vision_bench.io.documents import JSONDict
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
@@ -43,7 +46,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 PACKAGE_LOGGER = "vision_bench"
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> object:
     """Plain JSON: non-finite floats become null (strict JSON has no NaN)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -83,7 +86,7 @@ def csv_rows(records: list[JSONDict], columns: list[str], *, header: bool = Fals
     return buffer.getvalue()
 
 
-def _csv_cell(value: Any) -> Any:
+def _csv_cell(value: object) -> object:
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
@@ -211,7 +214,7 @@ def _is_console_handler(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.stderr)
 
 
-def _tensorboard_writer(folder: Path, purge_step: int | None) -> Any:
+def _tensorboard_writer(folder: Path, purge_step: int | None) -> SummaryWriter | None:
     """A SummaryWriter when the optional `tensorboard` package is installed, else None."""
     try:
         from torch.utils.tensorboard import SummaryWriter
