@@ -69,7 +69,7 @@ def to_hex(rgb: Sequence[int]) -> str:
     return "#{:02X}{:02X}{:02X}".format(*(int(c) for c in rgb))
 
 
-def resolve_palette(palette: str | Sequence[object]) -> tuple[str, ...]:
+def resolve_palette(palette: object) -> tuple[str, ...]:
     """Ten '#RRGGBB' colors for a palette name or an explicit list of ten distinct colors."""
     if isinstance(palette, str):
         if palette in PALETTES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -29,7 +29,7 @@ class StrictConfig(BaseModel):
     """What error messages call a config validated from a mapping when the caller names no source."""
 
     @classmethod
-    def from_dict(cls: type[Config], data: Any, source: str | None = None) -> Config:
+    def from_dict(cls: type[Config], data: object, source: str | None = None) -> Config:
         """Validate a plain mapping (as read from YAML); problems raise `ConfigError("SOURCE: KEY: ...")`."""
         source = source or cls.config_name
         if not isinstance(data, dict):

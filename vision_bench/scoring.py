@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -211,7 +210,7 @@ def _size(path: Path, max_pixels: int) -> tuple[int, int]:
                           f"--max-pixels {pixels} to score it anyway") from None
 
 
-def scores_table(scores: Scores) -> Mapping[str, list[Any]]:
+def scores_table(scores: Scores) -> Mapping[str, list[object]]:
     """Column name -> values, one row per pair (for Parquet / CSV)."""
     columns = ("key", "pred", "target", *scores.metrics)
     return {column: [row[column] for row in scores.rows] for column in columns}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -51,7 +51,7 @@ class TrainSections(StrictConfig):
 SharedSections = Annotated[JSONDict, MappingOf(TrainSections)]
 
 
-def _without_cell_keys(train: Any) -> Any:
+def _without_cell_keys(train: object) -> object:
     """Reject `train` sections that every cell sets itself (before the sections are checked, which
     would call them unknown keys)."""
     if not isinstance(train, dict):
@@ -76,7 +76,7 @@ class ModelEntry(StrictConfig):
 
     @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: Any) -> Any:
+    def _train_sections(cls, train: object) -> object:
         return _without_cell_keys(train)
 
     def train_sections(self, shared: JSONDict) -> JSONDict:
@@ -137,14 +137,14 @@ class BenchConfig(StrictConfig):
 
     @field_validator("models", mode="before")
     @classmethod
-    def _names_as_entries(cls, models: Any) -> Any:
+    def _names_as_entries(cls, models: object) -> object:
         if isinstance(models, (list, tuple)):
             return [{"name": m} if isinstance(m, str) else m for m in models]
         return models
 
     @field_validator("experiments", mode="before")
     @classmethod
-    def _one_or_many(cls, experiments: Any) -> Any:
+    def _one_or_many(cls, experiments: object) -> object:
         return [experiments] if isinstance(experiments, str) else experiments
 
     @field_validator("experiments", "models", "seeds")
@@ -174,7 +174,7 @@ class BenchConfig(StrictConfig):
 
     @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: Any) -> Any:
+    def _train_sections(cls, train: object) -> object:
         return _without_cell_keys(train)
 
     @classmethod

@@ -10,7 +10,7 @@ import itertools
 import platform
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import torch
@@ -209,11 +209,21 @@ class TrainLoader:
         return iter(self.loader)
 
 
-def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = True) -> dict[str, Any]:
+class WorkerOptions(TypedDict, total=False):
+    """The DataLoader arguments that set its worker processes."""
+
+    num_workers: int
+    pin_memory: bool
+    persistent_workers: bool
+    prefetch_factor: int
+
+
+def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = True) -> WorkerOptions:
     """DataLoader settings for `num_workers` processes: kept alive between passes, prefetching."""
-    options: dict[str, Any] = {"num_workers": num_workers, "pin_memory": pin_memory}
+    options = WorkerOptions(num_workers=num_workers, pin_memory=pin_memory)
     if num_workers > 0:
-        options.update(persistent_workers=persistent, prefetch_factor=PREFETCH_BATCHES)
+        options["persistent_workers"] = persistent
+        options["prefetch_factor"] = PREFETCH_BATCHES
     return options
 
 
