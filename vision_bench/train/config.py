@@ -14,7 +14,7 @@ import json
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from render.spec import RenderSpec
 from render.validation import MappingOf
@@ -92,9 +92,14 @@ class DatasetConfig(StrictConfig):
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
     @model_serializer(mode="wrap")
-    def _leave_out_unset_source_options(self, handler: Any) -> JSONDict:
+    def _leave_out_unset_source_options(self, handler: SerializerFunctionWrapHandler) -> JSONDict:
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
+
+    @property
+    def split_names(self) -> dict[str, str] | None:
+        """`splits` keyed by plain strings, as the data readers take it."""
+        return None if self.splits is None else dict(self.splits.items())
 
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
