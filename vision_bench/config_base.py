@@ -7,6 +7,7 @@ the caller says) and each bad key, as `render.validation.describe_validation_err
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -41,7 +42,7 @@ class StrictConfig(BaseModel):
             raise ConfigError(f"{source}: {describe_validation_error(error, cls, data)}") from None
 
     @classmethod
-    def from_yaml(cls: type[Config], path: str | Path, overrides: Sequence[str] = ()) -> Config:
+    def from_yaml(cls: type[Config], path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> Config:
         """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
         return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))

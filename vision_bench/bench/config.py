@@ -13,6 +13,7 @@ would differ from the ID ones in pixels per cell as well as in grid size.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -178,7 +179,7 @@ class BenchConfig(StrictConfig):
         return _without_cell_keys(train)
 
     @classmethod
-    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> BenchConfig:
+    def from_yaml(cls, path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> BenchConfig:
         """The config in a YAML file (`--set` overrides applied first); custom experiment files
         named relative to it resolve next to it."""
         config = super().from_yaml(path, overrides)
