@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -22,6 +22,9 @@ from vision_bench.errors import UserError
 from vision_bench.io.atomic import atomic_output
 from vision_bench.train.config import TrainConfig, differing_keys
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
+
+if TYPE_CHECKING:
+    from vision_bench.models.base import ImageToImageModel
 
 STARTING_WEIGHT_OPTIONS = frozenset({"pretrained", "pretrained_file"})  # model options the trained weights replace
 
@@ -40,7 +43,7 @@ class CheckpointError(UserError):
 class LoadedCheckpoint(NamedTuple):
     """`model, config, state = load_checkpoint(path)`: a ready model, its config, the raw state."""
 
-    model: nn.Module
+    model: ImageToImageModel
     config: TrainConfig
     state: dict[str, Any]
 
