@@ -11,7 +11,6 @@ import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
@@ -39,7 +38,7 @@ class ImageTooLargeError(ImageError):
                          f"{max_pixels:,}; raise the limit to {width * height} to read it")
 
 
-def encode(image: np.ndarray, format: str = "png", **options: Any) -> bytes:
+def encode(image: np.ndarray, format: str = "png", **options: int | bool) -> bytes:
     """Encode an (H, W, 3) uint8 RGB image.
 
     PNG options: `compression` 0-9 (zlib level, default 6). JPEG options: `quality` 1-100
@@ -129,7 +128,7 @@ def _pixel_limit(max_pixels: int | None) -> Iterator[None]:
         Image.MAX_IMAGE_PIXELS = saved
 
 
-def _int_option(value: Any, name: str, low: int, high: int) -> int:
+def _int_option(value: object, name: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
         raise ImageError(f"{name} must be an integer {low}..{high}, got {value!r}")
     return int(value)

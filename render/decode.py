@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from render.codec import ImageError
 from render.filters import blur_kernel
@@ -23,7 +23,7 @@ from render.raster import color_indices, color_tables, placement
 from render.spec import RenderSpec, check_seed
 
 
-def decode(image: Any, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int | None = None) -> np.ndarray:
+def decode(image: npt.ArrayLike, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int | None = None) -> np.ndarray:
     """The (h, w) uint8 grid drawn in `image` (uint8 (H, W, 3), or float in [0, 1]).
 
     Exact on clean renders whose cells are at least 2 pixels; cells drawn entirely off the canvas
@@ -33,21 +33,24 @@ def decode(image: Any, spec: RenderSpec, grid_shape: Sequence[int], *, seed: int
 
 
 def decode_batch(
-    images: Any, spec: RenderSpec, grid_shapes: Sequence[Sequence[int]], seeds: Sequence[int] | None = None
+    images: npt.ArrayLike,
+    spec: RenderSpec,
+    grid_shapes: Sequence[Sequence[int]],
+    seeds: Sequence[int | None] | None = None,
 ) -> list[np.ndarray]:
-    """`decode` for (N, H, W, 3) images at once; image i uses seeds[i] (default: i, as `render_batch`)."""
+    """`decode` for (N, H, W, 3) images at once; image i uses seeds[i] (default: i, as `render_batch`; None: 0)."""
     pixels = _check_images(images, spec)
     count = len(pixels)
-    seeds = list(range(count)) if seeds is None else [check_seed(s) for s in seeds]
-    if len(grid_shapes) != count or len(seeds) != count:
+    image_seeds = list(range(count)) if seeds is None else [check_seed(s) for s in seeds]
+    if len(grid_shapes) != count or len(image_seeds) != count:
         raise ImageError(
-            f"decode_batch got {count} images, {len(grid_shapes)} grid shapes and {len(seeds)} seeds; "
+            f"decode_batch got {count} images, {len(grid_shapes)} grid shapes and {len(image_seeds)} seeds; "
             "give one of each per image"
         )
     shapes = [_check_shape(shape) for shape in grid_shapes]
-    references = srgb_to_lab(spec.colors_batch(seeds if spec.background == "random" else seeds[:1]))
+    references = srgb_to_lab(spec.colors_batch(image_seeds if spec.background == "random" else image_seeds[:1]))
     groups: dict[tuple[int, int, int], list[int]] = {}
-    for i, (shape, seed) in enumerate(zip(shapes, seeds)):
+    for i, (shape, seed) in enumerate(zip(shapes, image_seeds)):
         groups.setdefault((*shape, seed if spec.jitter is not None else 0), []).append(i)
     grids: list[np.ndarray] = [np.empty(0)] * count
     for (h, w, seed), members in groups.items():
@@ -60,7 +63,7 @@ def decode_batch(
         area = (bottom - top) * (right - left)
         means = sums / np.maximum(area, 1)[..., None]
         if spec.blur.kind != "none":
-            means = _unblur(means, spec, (h, w), seed, [seeds[i] for i in members])
+            means = _unblur(means, spec, (h, w), seed, [image_seeds[i] for i in members])
         lab = srgb_to_lab(means).reshape(len(members), h * w, 3)
         reference = references[members] if len(references) > 1 else references
         # nearest reference: argmin |lab - ref|^2 = argmin (|ref|^2 - 2 lab . ref)
@@ -166,7 +169,7 @@ def cell_windows(labels: np.ndarray, n_cells: int, factor: int) -> tuple[np.ndar
     return lo, hi
 
 
-def _check_images(images: Any, spec: RenderSpec) -> np.ndarray:
+def _check_images(images: npt.ArrayLike, spec: RenderSpec) -> np.ndarray:
     array = np.asarray(images)
     if array.ndim != 4 or array.shape[3] != 3 or array.shape[1:3] != tuple(spec.size):
         raise ImageError(

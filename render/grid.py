@@ -5,8 +5,6 @@ Lives in `render` (numpy only) so that the renderer and the task generator share
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from render.errors import UserError
@@ -19,7 +17,7 @@ class GridError(UserError):
     """A grid that is not a 2-D rectangular array of integers 0-9 with 1..100 cells a side."""
 
 
-def _rows_of(grid: Any, name: str) -> np.ndarray:
+def _rows_of(grid: object, name: str) -> np.ndarray:
     if isinstance(grid, np.ndarray):
         return grid
     if not isinstance(grid, (list, tuple)) or len(grid) == 0:
@@ -43,7 +41,7 @@ def _rows_of(grid: Any, name: str) -> np.ndarray:
     return np.asarray(grid)
 
 
-def validate_grid(grid: Any, name: str = "grid") -> np.ndarray:
+def validate_grid(grid: object, name: str = "grid") -> np.ndarray:
     """Return `grid` as a contiguous uint8 array, or raise `GridError` saying what is wrong and where."""
     array = _rows_of(grid, name)
     if array.ndim != 2:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
@@ -47,7 +46,7 @@ NAMED_COLORS: dict[str, RGB] = {"white": (255, 255, 255), "black": (0, 0, 0)}
 _COLOR_FORMS = "'#RRGGBB', 'white', 'black' or three integers 0-255 such as [255, 128, 0]"
 
 
-def parse_color(value: Any, what: str = "color") -> RGB:
+def parse_color(value: object, what: str = "color") -> RGB:
     """Read '#RRGGBB', 'white', 'black' or an (r, g, b) triple of integers 0-255."""
     if isinstance(value, str):
         text = value.strip().lower()
@@ -70,7 +69,7 @@ def to_hex(rgb: Sequence[int]) -> str:
     return "#{:02X}{:02X}{:02X}".format(*(int(c) for c in rgb))
 
 
-def resolve_palette(palette: str | Sequence[Any]) -> tuple[str, ...]:
+def resolve_palette(palette: object) -> tuple[str, ...]:
     """Ten '#RRGGBB' colors for a palette name or an explicit list of ten distinct colors."""
     if isinstance(palette, str):
         if palette in PALETTES:

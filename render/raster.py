@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from render.filters import blur_images
 from render.grid import validate_grid
@@ -229,14 +229,14 @@ def _fixed_color_table(spec: RenderSpec) -> np.ndarray:
     return table
 
 
-def render(grid: Any, spec: RenderSpec, *, seed: int | None = None) -> np.ndarray:
+def render(grid: npt.ArrayLike, spec: RenderSpec, *, seed: int | None = None) -> np.ndarray:
     """Draw one grid: (H, W, 3) uint8. `seed` picks the random background and jitter (None = 0)."""
     array = validate_grid(grid)
     return _render_stack(array[None], spec, [check_seed(seed)])[0]
 
 
 def render_batch(
-    grids: Sequence[Any] | np.ndarray, spec: RenderSpec, seeds: Sequence[int] | None = None
+    grids: Sequence[npt.ArrayLike] | np.ndarray, spec: RenderSpec, seeds: Sequence[int] | None = None
 ) -> np.ndarray:
     """Draw many grids of any sizes: (N, H, W, 3) uint8; image i uses seeds[i] (default: i)."""
     count = len(grids)

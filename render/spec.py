@@ -71,7 +71,7 @@ class Gridlines(_Frozen):
 
     @field_validator("color", mode="before")
     @classmethod
-    def _color(cls, value: Any) -> str:
+    def _color(cls, value: object) -> str:
         return to_hex(parse_color(value, "gridline color"))
 
     @field_validator("width")
@@ -120,14 +120,14 @@ class Jitter(_Frozen):
         return self
 
 
-def _shorthand(value: Any, field: str, keys: tuple[str, ...], types: tuple[type, ...]) -> Any:
+def _shorthand(value: object, field: str, keys: tuple[str, ...], types: tuple[type, ...]) -> object:
     """'name:a:b' -> {keys[0]: 'name', keys[1]: a, ...}; other values pass through unchanged."""
     if not isinstance(value, str):
         return value
     parts = value.split(":")
     if len(parts) > len(keys):
         raise ValueError(f"{field} {value!r} has too many ':' parts (at most {len(keys)})")
-    result: dict[str, Any] = {keys[0]: parts[0].strip()}
+    result: dict[str, object] = {keys[0]: parts[0].strip()}
     for key, kind, part in zip(keys[1:], types, parts[1:]):
         try:
             result[key] = kind(part) if kind is not str else part.strip()
@@ -163,32 +163,32 @@ class RenderSpec(_Frozen):
 
     @field_validator("palette", mode="before")
     @classmethod
-    def _palette(cls, value: Any) -> str | tuple[str, ...]:
+    def _palette(cls, value: object) -> str | tuple[str, ...]:
         colors = resolve_palette(value)
         return value if isinstance(value, str) else colors
 
     @field_validator("background", mode="before")
     @classmethod
-    def _background(cls, value: Any) -> str:
+    def _background(cls, value: object) -> str:
         if isinstance(value, str) and value.strip().lower() in ("palette", "random"):
             return value.strip().lower()
         return to_hex(parse_color(value, "background"))
 
     @field_validator("layout", mode="before")
     @classmethod
-    def _layout(cls, value: Any) -> Any:
+    def _layout(cls, value: object) -> object:
         return _shorthand(value, "layout", ("mode", "cell_size", "anchor"), (int, str))
 
     @field_validator("blur", mode="before")
     @classmethod
-    def _blur(cls, value: Any) -> Any:
+    def _blur(cls, value: object) -> object:
         if isinstance(value, str) and value.startswith("box"):
             return _shorthand(value, "blur", ("kind", "size"), (int,))
         return _shorthand(value, "blur", ("kind", "sigma"), (float,))
 
     @field_validator("gridlines", mode="before")
     @classmethod
-    def _gridlines(cls, value: Any) -> Any:
+    def _gridlines(cls, value: object) -> object:
         if value is False or value in ("off", "none"):
             return None
         if value is True or value == "on":
@@ -237,7 +237,7 @@ class RenderSpec(_Frozen):
         return self.model_dump(mode="json")
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RenderSpec:
+    def from_dict(cls, data: Mapping[str, object]) -> RenderSpec:
         if not isinstance(data, Mapping):
             raise SpecError(f"a render spec is a mapping of fields, got {type(data).__name__}")
         return cls(**dict(data))

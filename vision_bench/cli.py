@@ -17,7 +17,7 @@ import select
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import TextIO
 
 from vision_bench import __version__, commands, interrupts
 from vision_bench.commands._common import warn_old_spellings
@@ -123,16 +123,16 @@ def os_error_message(error: OSError) -> str:
     return f"{error.strerror or error}{where}" + (f"; {fix}" if fix else "")
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """A handler that writes to whatever `sys.stderr` is when a message is logged (a caller or a test may
     swap the stream after the handler was made)."""
 
-    @property  # type: ignore[override]
-    def stream(self) -> Any:
+    @property
+    def stream(self) -> TextIO:
         return sys.stderr
 
     @stream.setter
-    def stream(self, value: Any) -> None:
+    def stream(self, value: TextIO) -> None:
         pass
 
 

@@ -7,15 +7,17 @@ the caller says) and each bad key, as `render.validation.describe_validation_err
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from render.validation import describe_validation_error
 from vision_bench.config_files import read_yaml
 from vision_bench.errors import ConfigError
+from vision_bench.io.documents import JSONDict
 
 Config = TypeVar("Config", bound="StrictConfig")
 
@@ -28,7 +30,7 @@ class StrictConfig(BaseModel):
     """What error messages call a config validated from a mapping when the caller names no source."""
 
     @classmethod
-    def from_dict(cls: type[Config], data: Any, source: str | None = None) -> Config:
+    def from_dict(cls: type[Config], data: object, source: str | None = None) -> Config:
         """Validate a plain mapping (as read from YAML); problems raise `ConfigError("SOURCE: KEY: ...")`."""
         source = source or cls.config_name
         if not isinstance(data, dict):
@@ -40,11 +42,11 @@ class StrictConfig(BaseModel):
             raise ConfigError(f"{source}: {describe_validation_error(error, cls, data)}") from None
 
     @classmethod
-    def from_yaml(cls: type[Config], path: str | Path, overrides: Sequence[str] = ()) -> Config:
+    def from_yaml(cls: type[Config], path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> Config:
         """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
         path = Path(path)
         return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         """A plain JSON/YAML-compatible mapping that `from_dict` turns back into an equal config."""
         return self.model_dump(mode="json")

@@ -16,11 +16,16 @@ about three minutes on two CPU cores (128x128 took seven); `bench` and `train` k
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import yaml
 
-QUICKSTART_TASK: dict[str, Any] = {
+from vision_bench.io.documents import JSONDict
+
+if TYPE_CHECKING:
+    from vision_bench.bench.runner import BenchResult
+
+QUICKSTART_TASK: JSONDict = {
     "description": "quickstart (EnvGen G1 style): change_shape_color, 1-2 objects -> 3-4 objects in a 16x16 grid",
     "seed": 0,
     "grid_height": [16, 16],
@@ -41,7 +46,7 @@ PHASES = ("fetch or check the LPIPS weights", "bench cell 1: train and evaluate 
 """The steps the quickstart goes through, in order; the bench logs each cell and the report as it starts them."""
 
 
-def quickstart_config(task_file: Path) -> dict[str, Any]:
+def quickstart_config(task_file: Path) -> JSONDict:
     """The bench config of the quickstart: two models, one experiment, one seed, all baselines."""
     return {
         "name": "quickstart",
@@ -72,7 +77,7 @@ def quickstart_config(task_file: Path) -> dict[str, Any]:
     }
 
 
-def run_quickstart(out_dir: str | Path, progress: bool = True, device: str | None = None) -> tuple[Any, str]:
+def run_quickstart(out_dir: str | Path, progress: bool = True, device: str | None = None) -> tuple[BenchResult, str]:
     """Run the quickstart bench into `out_dir` (models on `device`, default auto); return the bench result
     and its summary table. The report, results.csv and results.json are written into `out_dir`."""
     from vision_bench.bench.runner import run_bench, summary_table

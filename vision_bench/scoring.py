@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from render.codec import MAX_PIXELS, ImageTooLargeError, image_size, load
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS, compute_metrics, decode_predictions, summarize
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 
@@ -54,7 +54,7 @@ class Scores:
     """Per-pair values (accuracies in percent), their means, unpaired files, and why a metric is unavailable."""
 
     metrics: tuple[str, ...]
-    rows: list[dict[str, Any]]
+    rows: list[JSONDict]
     mean: dict[str, float]
     status: dict[str, str]
     unpaired: list[Path]
@@ -152,17 +152,17 @@ def score_pairs(
     perceptual = resolve_lpips(lpips, device) if "lpips" in metrics else None
     values: dict[str, list[torch.Tensor]] = {name: [] for name in metrics}
     status: dict[str, str] = {}
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONDict] = []
     for batch in batches:
         pred = torch.stack([_load(p.pred, max_pixels) for p in batch])
         target = torch.stack([_load(p.target, max_pixels) for p in batch])
-        grids = {}
+        pred_grids = target_grids = None
         if spec is not None and grid_shape is not None and _reads_grids(metrics):
             shapes = [grid_shape] * len(batch)
-            grids = {"pred_grids": decode_predictions(pred, spec, shapes),
-                     "target_grids": decode_predictions(target, spec, shapes)}
+            pred_grids = decode_predictions(pred, spec, shapes).to(device)
+            target_grids = decode_predictions(target, spec, shapes).to(device)
         result = compute_metrics(pred.to(device), target.to(device), names=list(metrics), lpips=perceptual,
-                                 **{k: v.to(device) for k, v in grids.items()})
+                                 pred_grids=pred_grids, target_grids=target_grids)
         status.update({k: v for k, v in result.status.items() if v != "ok"})
         for name in metrics:
             values[name].append(result[name].detach().double().cpu())
@@ -210,7 +210,7 @@ def _size(path: Path, max_pixels: int) -> tuple[int, int]:
                           f"--max-pixels {pixels} to score it anyway") from None
 
 
-def scores_table(scores: Scores) -> Mapping[str, list[Any]]:
+def scores_table(scores: Scores) -> Mapping[str, list[object]]:
     """Column name -> values, one row per pair (for Parquet / CSV)."""
     columns = ("key", "pred", "target", *scores.metrics)
     return {column: [row[column] for row in scores.rows] for column in columns}

@@ -96,8 +96,10 @@ def _perturbed_images(
     if perturbation.kind == "image":
         images = []
         for i, image in enumerate(target_images):
-            images.append(perturbation.function(image, np.random.default_rng([seed, position, i])))
-            kept.append(i)
+            changed = perturbation.function(image, np.random.default_rng([seed, position, i]))
+            if changed is not None:  # an image perturbation always applies
+                images.append(changed)
+                kept.append(i)
         return kept, np.stack(images)
     grids = []
     for i, target in enumerate(targets):

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from vision_bench.evaluation.outputs import (
 from vision_bench.evaluation.run import OUTPUT_DIR
 from vision_bench.io.atomic import atomic_output, output_folder
 
+if TYPE_CHECKING:
+    import torch
+
 PLOTS_DIR = "plots"
 
 
@@ -71,16 +74,15 @@ def study_targets(study: str = DEFAULT_STUDY, n: int = 32, split: str = "test_id
     return [Target(s.input, s.output, render_seed(s.seed, split, s.index)) for s in samples]
 
 
-def export_targets(path: str | Path, n: int = 32, split: str = "test_id") -> tuple[list[Target], Any]:
+def export_targets(path: str | Path, n: int = 32, split: str = "test_id") -> tuple[list[Target], RenderSpec]:
     """Up to `n` pairs of an export directory's split, with the export's render spec."""
-    from render.spec import RenderSpec
     from vision_bench.data.manifest import read_manifest
-    from vision_bench.data.opening import open_dataset
+    from vision_bench.data.opening import dataset_length, open_dataset
 
     manifest = read_manifest(path)
     spec = RenderSpec.from_dict(manifest["settings"]["render_spec"])
     dataset = open_dataset(str(path), split, spec=spec, render_on="device")
-    items = [dataset[i] for i in range(min(n, len(dataset)))]
+    items = [dataset[i] for i in range(min(n, dataset_length(dataset)))]
     if not items or items[0].get("target_grid") is None:
         raise UserError(f"{path}: split {split} holds no grids; the perturbation study needs an export with grids")
     targets = [
@@ -95,7 +97,7 @@ def _number(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> Path:
+def _write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Path:
     with atomic_output(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -113,7 +115,7 @@ def write_perturbations(study: PerturbationStudy, out_dir: Path, report: Report)
     header = ["perturbation", "kind", "n"] + [f"{m}{suffix}" for m in metrics for suffix in ("", "_sem", "_share")]
     rows = []
     for name in names:
-        row: list[Any] = [name, PERTURBATIONS[name].kind, study.n[name]]
+        row: list[object] = [name, PERTURBATIONS[name].kind, study.n[name]]
         for metric in metrics:
             value = study.values[name][metric]
             row += [_number(value.mean), _number(value.sem), _number(study.penalty_share(name, metric))]
@@ -207,7 +209,7 @@ def write_correlations(run: str | Path, out_dir: Path, report: Report) -> list[R
     return results
 
 
-def _csv(value: Any) -> Any:
+def _csv(value: object) -> object:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
@@ -217,7 +219,7 @@ def run_compare_metrics(
     targets: Sequence[Target] | None = None,
     spec: RenderSpec | None = None,
     run: str | Path | None = None,
-    lpips: Any = None,
+    lpips: torch.nn.Module | str | None = None,
     seed: int = 0,
 ) -> CompareResult:
     """The perturbation study on `targets` (skipped when None) and, with `run`, the correlation study."""
@@ -226,6 +228,8 @@ def run_compare_metrics(
     report = Report("Which metric should I trust?")
     study = None
     if targets is not None:
+        if spec is None:
+            raise ValueError("the perturbation study needs the targets' render spec")
         study = perturbation_study(targets, spec, lpips=lpips, seed=seed)
         write_perturbations(study, out_dir, report)
     correlations = write_correlations(run, out_dir, report) if run is not None else []

@@ -13,10 +13,11 @@ would differ from the ID ones in pixels per cell as well as in grid size.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -25,6 +26,7 @@ from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
+from vision_bench.io.documents import JSONDict
 from vision_bench.tasks.config import Seed
 from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
@@ -47,10 +49,10 @@ class TrainSections(StrictConfig):
     runtime: RuntimeConfig = RuntimeConfig()
 
 
-SharedSections = Annotated[dict[str, Any], MappingOf(TrainSections)]
+SharedSections = Annotated[JSONDict, MappingOf(TrainSections)]
 
 
-def _without_cell_keys(train: Any) -> Any:
+def _without_cell_keys(train: object) -> object:
     """Reject `train` sections that every cell sets itself (before the sections are checked, which
     would call them unknown keys)."""
     if not isinstance(train, dict):
@@ -69,16 +71,16 @@ class ModelEntry(StrictConfig):
     than a CNN in the same time)."""
 
     name: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONDict = Field(default_factory=dict)
     label: str | None = None
     train: SharedSections = Field(default_factory=dict)
 
     @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: Any) -> Any:
+    def _train_sections(cls, train: object) -> object:
         return _without_cell_keys(train)
 
-    def train_sections(self, shared: dict[str, Any]) -> dict[str, Any]:
+    def train_sections(self, shared: JSONDict) -> JSONDict:
         merged = dict(shared)
         for section, values in self.train.items():
             base = merged.get(section)
@@ -97,7 +99,7 @@ class DataSection(StrictConfig):
     n_train: int = Field(default=1000, ge=1)
     n_val: int = Field(default=100, ge=1)
     n_test: int = Field(default=200, ge=1)
-    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
+    spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
 
 
 class EvaluateSection(StrictConfig):
@@ -136,14 +138,14 @@ class BenchConfig(StrictConfig):
 
     @field_validator("models", mode="before")
     @classmethod
-    def _names_as_entries(cls, models: Any) -> Any:
+    def _names_as_entries(cls, models: object) -> object:
         if isinstance(models, (list, tuple)):
             return [{"name": m} if isinstance(m, str) else m for m in models]
         return models
 
     @field_validator("experiments", mode="before")
     @classmethod
-    def _one_or_many(cls, experiments: Any) -> Any:
+    def _one_or_many(cls, experiments: object) -> object:
         return [experiments] if isinstance(experiments, str) else experiments
 
     @field_validator("experiments", "models", "seeds")
@@ -173,11 +175,11 @@ class BenchConfig(StrictConfig):
 
     @field_validator("train", mode="before")
     @classmethod
-    def _train_sections(cls, train: Any) -> Any:
+    def _train_sections(cls, train: object) -> object:
         return _without_cell_keys(train)
 
     @classmethod
-    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = ()) -> BenchConfig:
+    def from_yaml(cls, path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> BenchConfig:
         """The config in a YAML file (`--set` overrides applied first); custom experiment files
         named relative to it resolve next to it."""
         config = super().from_yaml(path, overrides)
@@ -275,10 +277,8 @@ def task_config(experiment: str, data: DataSection) -> TaskConfig:
     """The task config of one experiment (a study id or a task-config file) at the bench's sample counts."""
     from vision_bench.data.sources import load_config
 
-    counts = {"n_train": data.n_train, "n_val": data.n_val, "n_test": data.n_test}
-    if is_file_reference(experiment):
-        return load_config(None, experiment, **counts)
-    return load_config(experiment, **counts)
+    study, path = (None, experiment) if is_file_reference(experiment) else (experiment, None)
+    return load_config(study, path, n_train=data.n_train, n_val=data.n_val, n_test=data.n_test)
 
 
 def _grid_sizes(task: TaskConfig) -> GridSizes:

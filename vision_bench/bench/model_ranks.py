@@ -19,13 +19,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from scipy import stats
 
 from vision_bench.bench.results import CSV_FILE
 from vision_bench.errors import ConfigError
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics.registry import METRICS, listed_in
 
 REFERENCE = "grid_accuracy"
@@ -43,11 +43,11 @@ class ModelRankAgreement:
     kendall: float
     groups: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return asdict(self)
 
 
-def read_results(bench_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+def read_results(bench_dirs: Sequence[Path]) -> list[JSONDict]:
     """The rows of every bench's results.csv, each tagged with its bench folder."""
     rows = []
     for folder in bench_dirs:
@@ -60,7 +60,7 @@ def read_results(bench_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def _groups(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], dict[tuple[str, str], dict[str, float]]]:
+def _groups(rows: Iterable[JSONDict]) -> dict[tuple[str, str, str], dict[tuple[str, str], dict[str, float]]]:
     """(bench, experiment, split) -> predictor (model, seed) -> metric -> value, for the ranked predictors."""
     groups: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for row in rows:
@@ -84,7 +84,7 @@ def _pair_score(metric_a: float, metric_b: float, reference_a: float, reference_
 
 
 def model_rank_agreement(
-    rows: Iterable[dict[str, Any]], metrics: Sequence[str] | None = None
+    rows: Iterable[JSONDict], metrics: Sequence[str] | None = None
 ) -> list[ModelRankAgreement]:
     """Per metric: the share of GA-separated predictor pairs it orders like GA, and the mean per-group tau-b."""
     groups = _groups(rows)

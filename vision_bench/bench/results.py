@@ -30,7 +30,6 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -39,6 +38,7 @@ from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.config import experiment_name
 from vision_bench.data.manifest import canonical_json
 from vision_bench.io.atomic import atomic_write_text
+from vision_bench.io.documents import JSONDict
 
 CSV_FILE = "results.csv"
 JSON_FILE = "results.json"
@@ -47,7 +47,7 @@ KIND = "vision-bench bench results"
 FORMAT_VERSION = 1
 
 
-def result_rows(cells: Iterable[CellResult]) -> list[dict[str, Any]]:
+def result_rows(cells: Iterable[CellResult]) -> list[JSONDict]:
     """One row per (predictor, split, metric) of every cell, sorted (see the module docstring)."""
     rows = [
         {
@@ -67,12 +67,12 @@ def result_rows(cells: Iterable[CellResult]) -> list[dict[str, Any]]:
     return sorted(rows, key=_order)
 
 
-def _order(row: dict[str, Any]) -> tuple:
+def _order(row: JSONDict) -> tuple:
     seed = -1 if row["seed"] is None else row["seed"]
     return row["model"], row["study"], row["experiment"], seed, row["split"], row["metric"]
 
 
-def results_csv(rows: Iterable[dict[str, Any]]) -> str:
+def results_csv(rows: Iterable[JSONDict]) -> str:
     """The rows as CSV text: values written exactly (shortest round-trip form), missing ones empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -82,7 +82,7 @@ def results_csv(rows: Iterable[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def _csv_cell(value: Any) -> str:
+def _csv_cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -96,7 +96,7 @@ def config_sha256(bench_file: Path) -> str:
     return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()
 
 
-def results_json(rows: Iterable[dict[str, Any]], *, bench_name: str, bench_file: Path) -> str:
+def results_json(rows: Iterable[JSONDict], *, bench_name: str, bench_file: Path) -> str:
     """The rows as JSON objects under a header naming the version, the bench and its config's hash."""
     document = {
         "kind": KIND,

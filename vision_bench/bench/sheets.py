@@ -19,12 +19,12 @@ from vision_bench.io.atomic import atomic_write_bytes, output_folder
 KINDS = ("best", "worst")
 
 
-def representative_cells(cells: Sequence[CellResult]) -> list[CellResult]:
-    """The first evaluated cell of each (trained model, setting), in the order met."""
-    chosen: dict[tuple[str, str], CellResult] = {}
+def representative_cells(cells: Sequence[CellResult]) -> list[tuple[CellResult, Path]]:
+    """The first evaluated cell of each (trained model, setting), in the order met, with its run folder."""
+    chosen: dict[tuple[str, str], tuple[CellResult, Path]] = {}
     for cell in cells:
         if not cell.baseline and cell.run_dir is not None:
-            chosen.setdefault((cell.predictor, cell.setting), cell)
+            chosen.setdefault((cell.predictor, cell.setting), (cell, cell.run_dir))
     return list(chosen.values())
 
 
@@ -38,8 +38,8 @@ def experiment_label(cell: CellResult) -> str:
 def collect_sheets(cells: Sequence[CellResult], splits: Sequence[str], out_dir: Path) -> list[Figure]:
     """Copy the representative cells' sheets to OUT/sheets and return them as report figures."""
     figures = []
-    for cell in representative_cells(cells):
-        source_dir = cell.run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.model or cell.predictor)
+    for cell, run_dir in representative_cells(cells):
+        source_dir = run_dir / OUTPUT_DIR / SHEETS_DIR / safe_name(cell.model or cell.predictor)
         for split in splits:
             for kind in KINDS:
                 source = source_dir / f"{split}_{kind}.png"

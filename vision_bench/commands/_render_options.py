@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vision_bench.commands._common import add_old_spelling
+
+if TYPE_CHECKING:
+    from render.spec import RenderSpec
 
 IMAGE_FORMATS = ("png", "jpeg")
 
@@ -29,7 +32,7 @@ def add_render_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGro
     parser.add_argument("--blur", help="none, gaussian:SIGMA or box:SIZE (default: none)")
 
 
-def spec_from_args(args: argparse.Namespace, layout: str = "stretch") -> Any:
+def spec_from_args(args: argparse.Namespace, layout: str = "stretch") -> RenderSpec:
     """The spec file (or the default spec with `layout`) with the command-line options laid over it."""
     from render.spec import RenderSpec
 

@@ -15,10 +15,13 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vision_bench.data.export_formats import FORMATS
 from vision_bench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from vision_bench.tasks.config import TaskConfig
 
 SCALES = ("small", "paper")
 DEFAULT_SCALE = "small"
@@ -91,7 +94,7 @@ def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE
     return f"{_duration(seconds)} and {_size(size)}"
 
 
-def plan_splits(config: Any) -> None:
+def plan_splits(config: TaskConfig) -> None:
     """Prepare every split that holds samples (a COGITAO split's plan, cached), as generation does first, so that an
     infeasible config fails with its one-line error before the announcement, not after it."""
     from vision_bench.tasks.config import SPLITS

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from vision_bench.commands._common import add_device_argument, add_progress_arguments, check_out_folder, show_progress
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
+from vision_bench.io.documents import JSONDict
 
 NAME = "evaluate"
 HELP = "evaluate a training run (and the copy_input / mean_target / ground_truth baselines) on the test splits"
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_progress_arguments(parser)
 
 
-def summary_table(metrics: dict[str, Any]) -> str:
+def summary_table(metrics: JSONDict) -> str:
     """The terminal table of a `metrics.json` document: one row per predictor and split, one column
     per metric listed in "evaluate" (`vision_bench.metrics.listed_in`)."""
     from vision_bench.bench.tables import short, text_table

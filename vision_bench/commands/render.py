@@ -15,13 +15,16 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vision_bench.commands._common import add_progress_arguments, show_progress
 from vision_bench.commands._render_options import add_image_format_argument, add_render_arguments, spec_from_args
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from render.spec import RenderSpec
+    from vision_bench.tasks.generator import TaskSample
 
 NAME = "render"
 HELP = "render the input/output grids of a generated Parquet, COGITAO Parquet or ARC JSON task file as images"
@@ -76,7 +79,7 @@ def _check_target(out: Path) -> None:
         raise ConfigError(f"--out {out} exists and is not an empty directory; remove it or choose another")
 
 
-def _encode_options(args: argparse.Namespace) -> dict[str, Any]:
+def _encode_options(args: argparse.Namespace) -> dict[str, int]:
     from vision_bench.errors import ConfigError
 
     if args.quality is None:
@@ -89,7 +92,8 @@ def _encode_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _write_images(
-    records: list[Any], spec: RenderSpec, root: Path, args: argparse.Namespace, options: dict[str, Any], progress: bool
+    records: list[TaskSample], spec: RenderSpec, root: Path, args: argparse.Namespace, options: dict[str, int],
+    progress: bool
 ) -> int:
     """Render and write all records in batches; returns the number of image files.
 
@@ -122,19 +126,20 @@ def _write_images(
                     )
                 stems.add(stem)
                 (root / folder).mkdir(exist_ok=True)
+                input_file, target_file = f"{stem}_input.{extension}", f"{stem}_target.{extension}"
                 entry = {
                     "task_key": record.task_key,
                     "split": record.split,
                     "index": record.index,
                     "sequence": list(record.sequence),
                     "seed": seeds[i],
-                    "input": f"{stem}_input.{extension}",
-                    "target": f"{stem}_target.{extension}",
+                    "input": input_file,
+                    "target": target_file,
                     "input_shape": _shape(record.input),
                     "target_shape": _shape(record.output),
                 }
-                (root / entry["input"]).write_bytes(encode(inputs[i], args.image_format, **options))
-                (root / entry["target"]).write_bytes(encode(targets[i], args.image_format, **options))
+                (root / input_file).write_bytes(encode(inputs[i], args.image_format, **options))
+                (root / target_file).write_bytes(encode(targets[i], args.image_format, **options))
                 lines.append(json.dumps(entry))
             bar.update(len(chunk))
     (root / "render_spec.yaml").write_text(spec.to_yaml(), encoding="utf-8")
@@ -142,7 +147,7 @@ def _write_images(
     return 2 * len(lines)
 
 
-def _shape(grid: Any) -> list[int]:
+def _shape(grid: np.ndarray) -> list[int]:
     import numpy as np
 
     return [int(side) for side in np.shape(grid)]

@@ -12,9 +12,15 @@ import argparse
 import math
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vision_bench.commands._render_options import add_render_arguments, spec_from_args
+
+if TYPE_CHECKING:
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from vision_bench.tasks.generator import TaskSample
 
 NAME = "show"
 HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"
@@ -64,7 +70,7 @@ def _wrapped(title: str) -> str:
     return "\n".join(textwrap.wrap(printable, 28))
 
 
-def _contact_sheet(records: list[Any], inputs: Any, targets: Any) -> Any:
+def _contact_sheet(records: list[TaskSample], inputs: np.ndarray, targets: np.ndarray) -> Figure:
     """A matplotlib Figure (no pyplot state) with each pair's input and target side by side."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

@@ -15,7 +15,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -26,6 +26,9 @@ from render.spec import RenderSpec
 from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
+
+if TYPE_CHECKING:
+    import datasets
 
 HF_PREFIX = "hf://"
 _PREFIX = re.compile(r"^hf://?")  # `hf://ID` or `hf:///abs/folder`; also `hf:/ID`, what pathlib makes of `hf://ID`
@@ -57,7 +60,7 @@ def looks_like_hf_folder(folder: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def load_splits(source: str) -> Mapping[str, Any]:
+def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
     """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process)."""
     try:
         import datasets
@@ -114,7 +117,7 @@ def _card_data_files(card: Path) -> list[str]:
     return names
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     """The file names in a `data_files` value: a name, a list of names or of {split, path}, or split -> names."""
     if isinstance(value, str):
         return [value]
@@ -142,7 +145,7 @@ class HFImageDataset(Dataset):
     full items with grids; others give `input`, `target`, `split`, `index` and `key`.
     """
 
-    def __init__(self, table: Any, source: str, split: str, *, columns: Mapping[str, str] | None = None,
+    def __init__(self, table: datasets.Dataset, source: str, split: str, *, columns: Mapping[str, str] | None = None,
                  spec: RenderSpec | None = None) -> None:
         self.table = table
         self.source = source

@@ -22,6 +22,7 @@ from vision_bench import __version__
 from vision_bench.data.names import check_relative_path
 from vision_bench.errors import ManifestError
 from vision_bench.io.atomic import atomic_write_text
+from vision_bench.io.documents import JSONDict
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_KIND = "vision-bench export"
@@ -37,11 +38,11 @@ class FileRecord:
     sha256: str
     size: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONDict:
         return {"sha256": self.sha256, "size": self.size}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> FileRecord:
+    def from_dict(cls, data: JSONDict) -> FileRecord:
         return cls(str(data["sha256"]), int(data["size"]))
 
 
@@ -65,7 +66,7 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=True) + "\n"
 
 
-def fingerprint(settings: Mapping[str, Any]) -> str:
+def fingerprint(settings: JSONDict) -> str:
     """SHA-256 of the canonical JSON of everything that decides an export's bytes."""
     return hashlib.sha256(canonical_json(dict(settings)).encode()).hexdigest()
 
@@ -81,7 +82,7 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def write_manifest(root: str | Path, manifest: Mapping[str, Any]) -> Path:
+def write_manifest(root: str | Path, manifest: JSONDict) -> Path:
     path = Path(root) / MANIFEST_NAME
     atomic_write_text(path, canonical_json(dict(manifest)), fsync=True)
     return path
@@ -91,7 +92,7 @@ DAMAGED_FIX = ("the manifest is damaged, and a re-run cannot repair it (it holds
                "and run the `vision-bench export` command again")
 
 
-def read_manifest(root: str | Path) -> dict[str, Any]:
+def read_manifest(root: str | Path) -> JSONDict:
     """Load and check `root/manifest.json`: kind, format version and the fields readers rely on."""
     path = Path(root) / MANIFEST_NAME
     if not path.is_file():

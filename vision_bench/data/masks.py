@@ -15,7 +15,7 @@ they line up with the images.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from render.raster import placement
 from render.spec import RenderSpec
 from vision_bench.tasks.grid import GridObject, extract_objects
 from vision_bench.tasks.transformations import TRANSFORMATIONS
+
+if TYPE_CHECKING:
+    from vision_bench.tasks.generator import TaskSample
 
 MAX_OBJECTS = 255
 
@@ -63,7 +66,7 @@ def _box(values: Sequence[int]) -> Box:
     return top, left, bottom, right
 
 
-def _sequence_label_grids(sample: Any) -> list[np.ndarray]:
+def _sequence_label_grids(sample: TaskSample) -> list[np.ndarray]:
     """Frames one per step: picked objects follow the sequence, the others stay."""
     objects = _objects_in_boxes(sample.input, [_box(obj["bbox"]) for obj in sample.objects])
     moving = [bool(obj.get("selected", True)) for obj in sample.objects]
@@ -78,7 +81,7 @@ def _sequence_label_grids(sample: Any) -> list[np.ndarray]:
     return grids
 
 
-def _boxed_label_grids(sample: Any) -> list[np.ndarray]:
+def _boxed_label_grids(sample: TaskSample) -> list[np.ndarray]:
     """Input and target only: objects in their `bbox` in both, and in their `output_bbox` in the target."""
     first, last = np.asarray(sample.frames[0]), np.asarray(sample.frames[-1])
     inputs = [_box(obj["bbox"]) for obj in sample.objects]
@@ -91,7 +94,7 @@ def _boxed_label_grids(sample: Any) -> list[np.ndarray]:
     return [input_labels, target_labels]
 
 
-def label_grids(sample: Any) -> list[np.ndarray]:
+def label_grids(sample: TaskSample) -> list[np.ndarray]:
     """One label grid per frame: cell value k = object k (1-based), 0 = background."""
     if len(sample.objects) > MAX_OBJECTS:
         raise ValueError(f"masks hold at most {MAX_OBJECTS} objects, this sample has {len(sample.objects)}")

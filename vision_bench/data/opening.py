@@ -14,7 +14,7 @@ it (`--trust-stored-data`) or names it again (`--data`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from pathlib import Path
 
 from torch.utils.data import Dataset
@@ -152,4 +152,10 @@ def _names_a_study_family(name: str) -> bool:
     return name.split("/")[0] in {study.split("/")[0] for study in STUDIES.names()}
 
 
-__all__ = ["TRUST_FLAG", "check_stored_source", "open_dataset", "outside_source"]
+def dataset_length(dataset: Dataset) -> int:
+    """The sample count of a dataset that has one (torch's `Dataset` type does not declare `__len__`)."""
+    assert isinstance(dataset, Sized)
+    return len(dataset)
+
+
+__all__ = ["TRUST_FLAG", "check_stored_source", "dataset_length", "open_dataset", "outside_source"]

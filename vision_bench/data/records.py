@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from vision_bench.data.sources import render_seed
+from vision_bench.io.documents import JSONDict
+
+if TYPE_CHECKING:
+    from vision_bench.tasks.generator import TaskSample
 
 GRID_TYPE = pa.list_(pa.list_(pa.int8()))
 METADATA_SCHEMA = pa.schema(
@@ -35,7 +39,7 @@ METADATA_SCHEMA = pa.schema(
 )
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """numpy scalars and arrays inside object metadata as plain JSON values."""
     if isinstance(value, np.generic):
         return value.item()
@@ -44,7 +48,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in export metadata")
 
 
-def sample_record(sample: Any) -> dict[str, Any]:
+def sample_record(sample: TaskSample) -> JSONDict:
     """The metadata of one generator `TaskSample` as plain JSON values."""
     return {
         "split": sample.split,
@@ -61,11 +65,11 @@ def sample_record(sample: Any) -> dict[str, Any]:
     }
 
 
-def _objects_json(sample: Any) -> str:
+def _objects_json(sample: TaskSample) -> str:
     return json.dumps(list(sample.objects), default=_plain, sort_keys=True)
 
 
-def record_json(record: Mapping[str, Any]) -> bytes:
+def record_json(record: JSONDict) -> bytes:
     return json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -79,13 +83,13 @@ def grid_array(grids: Sequence[np.ndarray]) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(np.r_[0, np.cumsum(heights)].astype(np.int32)), rows)
 
 
-def _frames_array(samples: Sequence[Any]) -> pa.ListArray:
+def _frames_array(samples: Sequence[TaskSample]) -> pa.ListArray:
     counts = np.array([len(sample.frames) for sample in samples], dtype=np.int32)
     frames = grid_array([np.asarray(frame) for sample in samples for frame in sample.frames])
     return pa.ListArray.from_arrays(pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32)), frames)
 
 
-def metadata_table(samples: Sequence[Any], extra: Mapping[str, pa.Array] | None = None) -> pa.Table:
+def metadata_table(samples: Sequence[TaskSample], extra: Mapping[str, pa.Array] | None = None) -> pa.Table:
     """The samples' metadata as an Arrow table in `METADATA_SCHEMA`, then `extra` columns (files, images)."""
     columns = {
         "split": pa.array([sample.split for sample in samples], pa.string()),

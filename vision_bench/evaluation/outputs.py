@@ -21,7 +21,6 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,6 +31,7 @@ from vision_bench.errors import UserError
 from vision_bench.evaluation.core import SplitEvaluation
 from vision_bench.evaluation.sheets import to_uint8_image, write_sheet
 from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS, generalization_gap
 
 METRICS_FILE = "metrics.json"
@@ -91,7 +91,7 @@ def _finite(value: float) -> float | None:
     return value if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
-def split_summary(evaluation: SplitEvaluation) -> dict[str, Any]:
+def split_summary(evaluation: SplitEvaluation) -> JSONDict:
     """{'n', 'metrics': name -> mean, 'sem': name -> SEM}; non-finite numbers become null."""
     return {
         "n": evaluation.n,
@@ -115,7 +115,7 @@ def gaps(splits: Mapping[str, SplitEvaluation]) -> dict[str, dict[str, float | N
     return result
 
 
-def predictor_entry(splits: Mapping[str, SplitEvaluation], description: Mapping[str, Any]) -> dict[str, Any]:
+def predictor_entry(splits: Mapping[str, SplitEvaluation], description: JSONDict) -> JSONDict:
     return {
         "describe": dict(description),
         "splits": {name: split_summary(evaluation) for name, evaluation in splits.items()},
@@ -123,7 +123,7 @@ def predictor_entry(splits: Mapping[str, SplitEvaluation], description: Mapping[
     }
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> Path:
+def write_json(path: Path, data: JSONDict) -> Path:
     """Strict JSON (NaN and inf as null) through a temporary file and an atomic rename."""
     atomic_write_text(path, json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")
     return path
@@ -157,7 +157,7 @@ def write_sheets(out_dir: Path, results: Mapping[str, Mapping[str, SplitEvaluati
     return paths
 
 
-def read_metrics(path: str | Path) -> dict[str, Any]:
+def read_metrics(path: str | Path) -> JSONDict:
     """An evaluation's metrics.json (`path` is the file or its folder)."""
     path = Path(path)
     if path.is_dir():

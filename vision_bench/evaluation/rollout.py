@@ -42,6 +42,7 @@ from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
 from vision_bench.errors import ConfigError
 from vision_bench.io.atomic import atomic_write_text, output_folder
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import MeanSem, decode_predictions, mean_sem
 from vision_bench.metrics.grids import grid_accuracy
 from vision_bench.metrics.perceptual import LpipsScorer, resolve_lpips, size_problem
@@ -83,7 +84,7 @@ class SplitRollout:
         column = self.values[mode].setdefault(step, {}).setdefault(metric, [])
         column.extend(float(value) for value in scores.double().cpu().reshape(-1))
 
-    def aggregates(self, mode: str) -> list[dict[str, Any]]:
+    def aggregates(self, mode: str) -> list[JSONDict]:
         """[{step, n, metrics: {name: {mean, sem}}}] in step order; accuracies in percent."""
         rows = []
         for step in sorted(self.values[mode]):
@@ -122,7 +123,7 @@ class NextFrameOracle(torch.nn.Module):
                  for grid, (height, width) in zip(batch["target_grid"], shapes)]
         return _render(grids, self.spec, batch["render_seed"].tolist())
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONDict:
         return {"family": "ground_truth", "what": "the true next frame, rendered"}
 
 
@@ -157,7 +158,7 @@ def _render(grids: Sequence[np.ndarray], spec: RenderSpec, seeds: Sequence[int])
 
 
 def _batch(images: torch.Tensor, grids: Sequence[np.ndarray], targets: Sequence[np.ndarray],
-           actions: Sequence[str], seeds: Sequence[int], device: torch.device, code_length: int) -> dict[str, Any]:
+           actions: Sequence[str], seeds: Sequence[int], device: torch.device, code_length: int) -> JSONDict:
     """A model batch: the current images and grids, the action as a one-token task code (padded to the
     study's code length), the true next grids."""
     height = max(grid.shape[0] for grid in grids)
@@ -296,7 +297,7 @@ def _uint8(image: torch.Tensor) -> np.ndarray:
 
 
 def rollout_metrics(results: Mapping[str, Mapping[str, SplitRollout]], *, feedback: str,
-                    status: Mapping[str, str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    status: Mapping[str, str], extra: Mapping[str, Any] | None = None) -> JSONDict:
     """The JSON document of a rollout: per split, per predictor, per mode, the per-step aggregates."""
     return {
         "format": FORMAT,
@@ -310,7 +311,7 @@ def rollout_metrics(results: Mapping[str, Mapping[str, SplitRollout]], *, feedba
     }
 
 
-def write_rollout(out_dir: Path, metrics: Mapping[str, Any]) -> Path:
+def write_rollout(out_dir: Path, metrics: JSONDict) -> Path:
     """OUT_DIR/rollout.json (written atomically)."""
     output_folder(out_dir)
     path = out_dir / ROLLOUT_FILE
@@ -318,7 +319,7 @@ def write_rollout(out_dir: Path, metrics: Mapping[str, Any]) -> Path:
     return path
 
 
-def read_rollout(out_dir: Path) -> dict[str, Any]:
+def read_rollout(out_dir: Path) -> JSONDict:
     return dict(json.loads((out_dir / ROLLOUT_FILE).read_text(encoding="utf-8")))
 
 

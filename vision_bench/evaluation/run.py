@@ -21,6 +21,8 @@ from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
 from vision_bench.evaluation.data import MEAN_TARGET_SAMPLES, EvaluationData, run_data
 from vision_bench.io.atomic import output_folder, temp_path_for
+from vision_bench.io.documents import JSONDict
+from vision_bench.models.base import ImageToImageModel
 from vision_bench.registry import unknown_name_message
 
 BASELINES = ("copy_input", "mean_target", "ground_truth")
@@ -34,7 +36,7 @@ class EvaluationResult:
 
     out_dir: Path
     results: dict[str, dict[str, SplitEvaluation]]
-    metrics: dict[str, Any]
+    metrics: JSONDict
     sheets: list[Path] = field(default_factory=list)
 
     @property
@@ -89,15 +91,17 @@ def check_baselines(names: Sequence[str]) -> None:
 
 
 def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.device,
-                    batch_size: int) -> tuple[dict[str, torch.nn.Module], list[str]]:
+                    batch_size: int) -> tuple[dict[str, ImageToImageModel], list[str]]:
     """The requested baselines, ready to predict; and notes on any that this data cannot support."""
     from vision_bench.data.collate import collate
     from vision_bench.data.device import to_device_batch
+    from vision_bench.data.opening import dataset_length
     from vision_bench.models import create_model
+    from vision_bench.models.baselines import MeanTargetModel
 
     size = data.spec.size[0]
     check_baselines(names)
-    models: dict[str, torch.nn.Module] = {}
+    models: dict[str, ImageToImageModel] = {}
     notes: list[str] = []
     for name in names:
         if name == "mean_target" and data.train is None:
@@ -113,8 +117,8 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
                 options["connectivity"] = data.connectivity
             options["episode_setup"] = data.episode_setup
         model = create_model(name, **options).to(device)
-        if name == "mean_target":
-            count = min(len(data.train), MEAN_TARGET_SAMPLES)
+        if isinstance(model, MeanTargetModel) and data.train is not None:  # (no training split: skipped above)
+            count = min(dataset_length(data.train), MEAN_TARGET_SAMPLES)
             loader = torch.utils.data.DataLoader(
                 torch.utils.data.Subset(data.train, range(count)), batch_size=batch_size, collate_fn=collate
             )
@@ -133,7 +137,7 @@ def evaluate_predictors(
     batch_size: int = 64,
     lpips: torch.nn.Module | str | None = None,
     sheet_samples: int = 4,
-    extra: Mapping[str, Any] | None = None,
+    extra: JSONDict | None = None,
     progress: bool = False,
     save_predictions: bool = False,
 ) -> EvaluationResult:
@@ -169,7 +173,7 @@ def _evaluate_into(
     batch_size: int,
     lpips: torch.nn.Module | str | None,
     sheet_samples: int,
-    extra: Mapping[str, Any] | None,
+    extra: JSONDict | None,
     progress: bool,
     save_predictions: bool,
 ) -> EvaluationResult:
@@ -188,8 +192,9 @@ def _evaluate_into(
     for splits in results.values():
         for evaluation in splits.values():
             status.update(evaluation.status)
-    describe = {name: model.describe() if hasattr(model, "describe") else {} for name, model in predictors.items()}
-    metrics: dict[str, Any] = {
+    describe = {name: model.describe() if isinstance(model, ImageToImageModel) else {}
+                for name, model in predictors.items()}
+    metrics: JSONDict = {
         "format": outputs.FORMAT,
         "version": outputs.VERSION,
         **dict(extra or {}),
@@ -244,7 +249,7 @@ def evaluate_run(
     target = pick_device(device)
     model, config, state = load_checkpoint(path, device=target)
     if data is None:
-        check_stored_source(config.dataset.path, f"{path} (dataset.path)", splits=config.dataset.splits,
+        check_stored_source(config.dataset.path, f"{path} (dataset.path)", splits=config.dataset.split_names,
                             trusted=trust_stored_data)
     spec = resolve_spec(config)
     evaluation_data = run_data(config, spec, tuple(splits), data=data, n_test=n_test)

@@ -25,8 +25,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import DefaultContext
+from multiprocessing.process import BaseProcess
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from vision_bench.errors import DataError
 
@@ -83,7 +85,7 @@ def _serve(connection: Connection, parent: int, single_threaded: bool) -> None:
 
 @dataclass
 class _Worker:
-    process: Any
+    process: BaseProcess
     connection: Connection
     tickets: deque[int] = field(default_factory=deque)
 
@@ -95,7 +97,8 @@ class WorkerPool:
     manager: leaving it normally stops the workers, leaving it on an error (or Ctrl-C) kills them."""
 
     def __init__(self, workers: int, start_method: str = "spawn", single_threaded: bool = True) -> None:
-        context = multiprocessing.get_context(start_method)
+        # every context has a Process class; get_context(str) is typed as the base, which lacks it
+        context = cast(DefaultContext, multiprocessing.get_context(start_method))
         self._workers: list[_Worker] = []
         self._results: dict[int, tuple[bool, Any]] = {}
         self._next_ticket = 0

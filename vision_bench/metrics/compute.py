@@ -81,7 +81,7 @@ def compute_metrics(
     else:
         _check_ranges(inputs)
     if any(spec.name == "lpips" for spec in specs):
-        inputs.lpips = resolve_lpips(lpips, inputs.pred_images.device)
+        inputs.lpips = resolve_lpips(lpips, inputs.image_pair()[0].device)
     values = {spec.name: spec.function(inputs) for spec in specs}
     return MetricValues(values, inputs.status)
 

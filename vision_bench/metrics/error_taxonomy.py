@@ -34,7 +34,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -46,8 +45,9 @@ from vision_bench.metrics.registry import GRIDS, MetricInputs, metric
 from vision_bench.registry import Registry
 from vision_bench.tasks.carc import canvas
 from vision_bench.tasks.grid import GridObject, draw_objects, extract_objects
-from vision_bench.tasks.selectors import ALL_OBJECTS, select
+from vision_bench.tasks.selectors import ALL_OBJECTS, Selector, select
 from vision_bench.tasks.task_code import decode_selector
+from vision_bench.tasks.transformations.base import Transformation
 from vision_bench.tasks.transformations.carc import CARC_TRANSFORMATIONS
 from vision_bench.tasks.transformations.registry import TRANSFORMATIONS
 
@@ -76,7 +76,7 @@ class Outcomes:
     level_1: tuple[np.ndarray, ...]
 
 
-def _registry(episode: bool) -> Registry[Any]:
+def _registry(episode: bool) -> Registry[Transformation]:
     return CARC_TRANSFORMATIONS if episode else TRANSFORMATIONS
 
 
@@ -97,7 +97,7 @@ def _apply_to(grid: np.ndarray, moved: list[GridObject], still: list[GridObject]
     return draw_objects(grid.shape, [*still, *results])
 
 
-def _moved_flags(objects: list[GridObject], target_grid: np.ndarray, selector: Any, episode: bool,
+def _moved_flags(objects: list[GridObject], target_grid: np.ndarray, selector: Selector | None, episode: bool,
                  connectivity: int) -> tuple[bool, ...]:
     """Which objects the rule transforms: on an episode, those the target changes; else the selector's."""
     if episode:
@@ -107,7 +107,7 @@ def _moved_flags(objects: list[GridObject], target_grid: np.ndarray, selector: A
 
 
 def partial_outcomes(input_grid: np.ndarray, target_grid: np.ndarray, sequence: Sequence[str], *,
-                     selector: Any = None, episode: bool = False,
+                     selector: Selector | None = None, episode: bool = False,
                      connectivity: int = DEFAULT_CONNECTIVITY) -> Outcomes:
     """The primitive (one step) and level-1 (two steps, in order) outcomes of `sequence` on the
     objects the rule transforms (see the module docstring; `selector` None picks every object)."""
@@ -133,7 +133,7 @@ def partial_outcomes(input_grid: np.ndarray, target_grid: np.ndarray, sequence: 
 
 
 def classify(input_grid: np.ndarray, prediction: np.ndarray, target: np.ndarray, sequence: Sequence[str], *,
-             selector: Any = None, episode: bool = False, connectivity: int = DEFAULT_CONNECTIVITY) -> str:
+             selector: Selector | None = None, episode: bool = False, connectivity: int = DEFAULT_CONNECTIVITY) -> str:
     """The class of one prediction (see the module docstring)."""
     prediction = np.asarray(prediction)
     if prediction.shape != target.shape or prediction.min(initial=0) < 0 or prediction.max(initial=0) > 9:
@@ -164,7 +164,7 @@ def query_view(input_grid: np.ndarray, prediction: np.ndarray, target: np.ndarra
     return canvas.crop(input_grid, query_in), canvas.crop(prediction, query_out), canvas.crop(target, query_out)
 
 
-def _selectors(task_codes: torch.Tensor | None, count: int, episode_setup: str | None) -> list[Any]:
+def _selectors(task_codes: torch.Tensor | None, count: int, episode_setup: str | None) -> list[Selector | None]:
     """Each sample's selector, read from its task code (None: every object; episodes carry none)."""
     if task_codes is None or episode_setup is not None:
         return [None] * count

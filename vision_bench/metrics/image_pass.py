@@ -24,7 +24,6 @@ from vision_bench.metrics.pixel import (
     PIXEL_TOLERANCE,
     PixelBatch,
     PixelErrors,
-    error_sums,
     pixel_errors,
 )
 
@@ -68,16 +67,14 @@ def image_statistics(
         )
     pred, target = ssim_module.ssim_images(pred, target)
     batch = PixelBatch.checked(pred, target, input, background, foreground_mask)
-    pred_array, target_array, *others = batch.arrays()
-    input_array = others[0]
+    arrays = batch.arrays()
     taps = ssim_module.gaussian_window(dtype=pred.dtype).numpy()
-    images = [pred_array, target_array, input_array] if check_range else []
+    checked = [arrays.pred, arrays.target, arrays.input] if check_range else []
 
     def kernel(part: slice) -> tuple[list[np.ndarray], np.ndarray, list[tuple[float, float]]]:
-        ranges = [(float(a[part].min()), float(a[part].max())) for a in images if a is not None]
-        target_part = target_array[part]
-        maps = ssim_module.difference_maps(pred_array[part], target_part, 1.0)
-        sums = error_sums(maps[3], target_part, *(None if a is None else a[part] for a in others), tolerance)
+        ranges = [(float(a[part].min()), float(a[part].max())) for a in checked if a is not None]
+        maps = ssim_module.difference_maps(arrays.pred[part], arrays.target[part], 1.0)
+        sums = arrays.chunk_sums(part, maps[3], tolerance)
         return sums, ssim_module.ssim_of_maps(maps, taps, 1.0), ranges
 
     parts = map_chunks(kernel, target.shape[0], ssim_module.CPU_CHUNK)

@@ -123,7 +123,9 @@ def stubbornness(
     if not sequences:
         raise MetricInputError("id_sequences is empty; pass the transformation sequences of the training split")
     if apply_sequence is None:
-        from vision_bench.tasks.transformations import apply_sequence
+        from vision_bench.tasks.transformations import apply_sequence as default_applier
+
+        apply_sequence = default_applier
     inputs = as_grids(input_grids, "input_grids")
     if inputs.shape[0] != target_grids.shape[0]:
         raise MetricInputError(f"input_grids holds {inputs.shape[0]} grids but target_grids {target_grids.shape[0]}")

@@ -75,11 +75,12 @@ class LpipsScorer:
         """Unit-normalized backbone features per layer, as the official forward computes them."""
         import lpips
 
+        official: lpips.LPIPS = self.module  # the fast path runs only for the official module
         device = self.device
         parts: list[list[torch.Tensor]] = []
         for start in range(0, images.shape[0], CHUNK):
             chunk = images[start:start + CHUNK].to(device, torch.float32) * 2 - 1
-            outputs = self.module.net(self.module.scaling_layer(chunk))
+            outputs = official.net(official.scaling_layer(chunk))
             parts.append([lpips.normalize_tensor(output) for output in outputs])
         return [torch.cat(layer) for layer in zip(*parts)]
 
@@ -102,8 +103,9 @@ class LpipsScorer:
     def _distance(self, pred_features: list[torch.Tensor], target_features: list[torch.Tensor]) -> torch.Tensor:
         import lpips
 
+        official: lpips.LPIPS = self.module
         total: torch.Tensor | int = 0
-        for lin, f0, f1 in zip(self.module.lins, pred_features, target_features):
+        for lin, f0, f1 in zip(official.lins, pred_features, target_features):
             total = total + lpips.spatial_average(lin((f0 - f1) ** 2), keepdim=True)
         assert isinstance(total, torch.Tensor)
         return total.reshape(-1)

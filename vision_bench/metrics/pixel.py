@@ -11,7 +11,7 @@ aggregates leave NaN samples out of the mean.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 import torch
@@ -104,20 +104,24 @@ def error_sums(squared: Array, target: Array, input: Array | None, background: A
     return sums
 
 
-@dataclass(frozen=True)
-class PixelBatch:
-    """The tensors of one `pixel_errors` call, checked: images (B, 3, H, W), `background`
-    expanded to (B, 3, 1, 1) and `foreground` a (B, H, W) bool mask, each None when not given."""
+def _rows(array: Array | None, part: slice) -> Array | None:
+    return None if array is None else array[part]
 
-    pred: torch.Tensor
-    target: torch.Tensor
-    input: torch.Tensor | None
-    background: torch.Tensor | None
-    foreground: torch.Tensor | None
+
+@dataclass(frozen=True)
+class PixelBatch(Generic[Array]):
+    """The tensors (or their numpy views) of one `pixel_errors` call, checked: images (B, 3, H, W),
+    `background` expanded to (B, 3, 1, 1) and `foreground` a (B, H, W) bool mask, each None when not given."""
+
+    pred: Array
+    target: Array
+    input: Array | None
+    background: Array | None
+    foreground: Array | None
 
     @classmethod
     def checked(cls, pred: torch.Tensor, target: torch.Tensor, input: torch.Tensor | None,
-                background: torch.Tensor | None, foreground_mask: torch.Tensor | None) -> PixelBatch:
+                background: torch.Tensor | None, foreground_mask: torch.Tensor | None) -> PixelBatch[torch.Tensor]:
         pred, target = matching_images(pred, target, ("pred", "target"), check_range=False)
         if input is not None:
             input, _ = matching_images(input, target, ("input", "target"), check_range=False)
@@ -130,14 +134,21 @@ class PixelBatch:
             foreground_mask = foreground_mask.to(target.device, torch.bool)
         if background is not None:
             background = background.to(target.device, target.dtype).expand(batch, 3, 1, 1)
-        return cls(pred, target, input, background, foreground_mask)
+        return PixelBatch(pred, target, input, background, foreground_mask)
 
-    def tensors(self) -> list[torch.Tensor | None]:
-        return [self.pred, self.target, self.input, self.background, self.foreground]
+    def arrays(self: PixelBatch[torch.Tensor]) -> PixelBatch[np.ndarray]:
+        """The (CPU) tensors as numpy arrays."""
+        pred, target, input, background, foreground = (
+            None if t is None else t.detach().numpy()
+            for t in (self.pred, self.target, self.input, self.background, self.foreground)
+        )
+        assert pred is not None and target is not None
+        return PixelBatch(pred, target, input, background, foreground)
 
-    def arrays(self) -> list[np.ndarray | None]:
-        """The (CPU) tensors as numpy arrays, in field order."""
-        return [None if t is None else t.detach().numpy() for t in self.tensors()]
+    def chunk_sums(self, part: slice, squared: Array, tolerance: float) -> list[Array]:
+        """`error_sums` of the rows `part`, whose squared errors (pred - target)^2 are `squared`."""
+        return error_sums(squared, self.target[part], _rows(self.input, part), _rows(self.background, part),
+                          _rows(self.foreground, part), tolerance)
 
     def errors(self, columns: list[torch.Tensor]) -> PixelErrors:
         """`PixelErrors` from the per-sample columns of `error_sums`, concatenated over chunks."""
@@ -167,21 +178,19 @@ def pixel_errors(
     batch = PixelBatch.checked(pred, target, input, background, foreground_mask)
     size = batch.target.shape[0]
     if batch.target.device.type == "cpu":
-        pred_array, *others = batch.arrays()
+        arrays = batch.arrays()
 
         def kernel(part: slice) -> list[np.ndarray]:
-            target_part, *rest = (None if a is None else a[part] for a in others)
-            squared = pred_array[part] - target_part
+            squared = arrays.pred[part] - arrays.target[part]
             squared *= squared
-            return error_sums(squared, target_part, *rest, tolerance)
+            return arrays.chunk_sums(part, squared, tolerance)
 
         columns = [torch.from_numpy(np.concatenate(column)) for column in zip(*map_chunks(kernel, size, CPU_CHUNK))]
     else:
         parts = []
         for start in range(0, size, DEVICE_CHUNK):
-            pred_part, target_part, *rest = (None if t is None else t[start:start + DEVICE_CHUNK]
-                                             for t in batch.tensors())
-            parts.append(error_sums((pred_part - target_part) ** 2, target_part, *rest, tolerance))
+            part = slice(start, start + DEVICE_CHUNK)
+            parts.append(batch.chunk_sums(part, (batch.pred[part] - batch.target[part]) ** 2, tolerance))
         columns = [torch.cat(column) for column in zip(*parts)]
     return batch.errors(columns)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -22,6 +22,9 @@ from vision_bench.errors import UserError
 from vision_bench.io.atomic import atomic_output
 from vision_bench.train.config import TrainConfig, differing_keys
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
+
+if TYPE_CHECKING:
+    from vision_bench.models.base import ImageToImageModel
 
 STARTING_WEIGHT_OPTIONS = frozenset({"pretrained", "pretrained_file"})  # model options the trained weights replace
 
@@ -40,7 +43,7 @@ class CheckpointError(UserError):
 class LoadedCheckpoint(NamedTuple):
     """`model, config, state = load_checkpoint(path)`: a ready model, its config, the raw state."""
 
-    model: nn.Module
+    model: ImageToImageModel
     config: TrainConfig
     state: dict[str, Any]
 
@@ -48,7 +51,9 @@ class LoadedCheckpoint(NamedTuple):
 def capture_rng_state() -> dict[str, Any]:
     """The global RNG states of Python, NumPy, torch (CPU) and CUDA, as tensors and plain values."""
     version, python_state, gauss = random.getstate()
-    kind, keys, position, has_gauss, cached = np.random.get_state()
+    numpy_state = np.random.get_state(legacy=True)
+    assert isinstance(numpy_state, tuple)  # the global generator is MT19937, whose legacy state is a tuple
+    kind, keys, position, has_gauss, cached = numpy_state
     state: dict[str, Any] = {
         "python": [version, list(python_state), gauss],
         "numpy": [kind, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached],

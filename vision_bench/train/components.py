@@ -10,18 +10,22 @@ import itertools
 import platform
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import torch
-from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Subset
 
 from render.spec import RenderSpec
+from vision_bench.data.opening import dataset_length
 from vision_bench.errors import ConfigError
 from vision_bench.train.config import TrainConfig
 from vision_bench.train.device import Runtime
 from vision_bench.train.distributed import DistributedContext, EpochSampler
+
+if TYPE_CHECKING:
+    from vision_bench.data.streaming import ShardStreamDataset
+    from vision_bench.models.base import ImageToImageModel
 
 TRAIN_SPLIT = "train"
 PREFETCH_BATCHES = 2
@@ -107,7 +111,7 @@ def model_options(config: TrainConfig, spec: RenderSpec) -> dict[str, Any]:
     return options
 
 
-def build_model(config: TrainConfig, spec: RenderSpec) -> nn.Module:
+def build_model(config: TrainConfig, spec: RenderSpec) -> ImageToImageModel:
     """`create_model(model.name, **options)` for this dataset (unknown names raise with close matches)."""
     from vision_bench.models import create_model
 
@@ -134,20 +138,21 @@ class DeviceFeed:
 def training_order(
     dataset: Dataset, *, batch_per_rank: int, seed: int, context: DistributedContext,
     shuffle_buffer: int | None, max_steps: int | None,
-) -> tuple[Any, int]:
+) -> tuple[EpochSampler | ShardStreamDataset, int]:
     """What orders the training samples, and the steps of one epoch.
 
     An indexable dataset gets an `EpochSampler`; streamed shards order themselves (shuffle buffer,
     batches shared by the workers) and, when their length is unknown, make the whole run one epoch
     of `max_steps`. Both have `set_position(epoch, start_batch)`, which `TrainLoader` calls.
     """
-    if isinstance(dataset, IterableDataset):
-        from vision_bench.data.streaming import DEFAULT_SHUFFLE_BUFFER
+    from vision_bench.data.streaming import DEFAULT_SHUFFLE_BUFFER, ShardStreamDataset
 
+    order: EpochSampler | ShardStreamDataset
+    if isinstance(dataset, ShardStreamDataset):
         buffer = DEFAULT_SHUFFLE_BUFFER if shuffle_buffer is None else shuffle_buffer
         dataset.train_order(batch_size=batch_per_rank, seed=seed, shuffle_buffer=buffer, rank=context.rank,
                             world_size=context.world_size)
-        order: Any = dataset
+        order = dataset
         steps = dataset.batches_per_epoch
         if steps is None:
             if max_steps is None:
@@ -161,8 +166,9 @@ def training_order(
         steps = order.batches_per_epoch
     if steps == 0:
         raise ConfigError(
-            f"training.batch_size {batch_per_rank * context.world_size} is larger than the {len(dataset)} training "
-            "samples (per process, for streamed shards); lower it or add training samples"
+            f"training.batch_size {batch_per_rank * context.world_size} is larger than the "
+            f"{dataset_length(dataset)} training samples (per process, for streamed shards); lower it or add "
+            "training samples"
         )
     return order, steps
 
@@ -179,8 +185,8 @@ class TrainLoader:
     the stream (no dataset draws from worker RNG).
     """
 
-    def __init__(self, dataset: Dataset, order: Any, *, batch_size: int, num_workers: int, seed: int,
-                 pin_memory: bool) -> None:
+    def __init__(self, dataset: Dataset, order: EpochSampler | ShardStreamDataset, *, batch_size: int,
+                 num_workers: int, seed: int, pin_memory: bool) -> None:
         from vision_bench.data.collate import collate
 
         self.order = order
@@ -203,11 +209,21 @@ class TrainLoader:
         return iter(self.loader)
 
 
-def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = True) -> dict[str, Any]:
+class WorkerOptions(TypedDict, total=False):
+    """The DataLoader arguments that set its worker processes."""
+
+    num_workers: int
+    pin_memory: bool
+    persistent_workers: bool
+    prefetch_factor: int
+
+
+def worker_options(num_workers: int, pin_memory: bool, *, persistent: bool = True) -> WorkerOptions:
     """DataLoader settings for `num_workers` processes: kept alive between passes, prefetching."""
-    options: dict[str, Any] = {"num_workers": num_workers, "pin_memory": pin_memory}
+    options = WorkerOptions(num_workers=num_workers, pin_memory=pin_memory)
     if num_workers > 0:
-        options.update(persistent_workers=persistent, prefetch_factor=PREFETCH_BATCHES)
+        options["persistent_workers"] = persistent
+        options["prefetch_factor"] = PREFETCH_BATCHES
     return options
 
 
@@ -239,14 +255,14 @@ def first_samples(dataset: Dataset, count: int) -> dict[str, Any] | None:
     if isinstance(dataset, IterableDataset):
         items = list(itertools.islice(iter(dataset), count))
     else:
-        items = [dataset[index] for index in range(min(count, len(dataset)))]
+        items = [dataset[index] for index in range(min(count, dataset_length(dataset)))]
     return collate(items) if items else None
 
 
 def check_first_sample(dataset: Dataset) -> None:
     """Read one sample, so that a data error shows up before anything is written (streamed shards
     read theirs when they were opened)."""
-    if not isinstance(dataset, IterableDataset) and len(dataset):
+    if not isinstance(dataset, IterableDataset) and dataset_length(dataset):
         dataset[0]
 
 

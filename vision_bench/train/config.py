@@ -14,15 +14,17 @@ import json
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
+from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
 
-VALIDATION_SPLITS = ("val_id", "val_ood")
+ValidationSplit = Literal["val_id", "val_ood"]
+VALIDATION_SPLITS: tuple[ValidationSplit, ...] = ("val_id", "val_ood")
 MAX_RUN_SAMPLES = 10**7
 """The most generated samples a run reads from one split: 100 times COGITAO's 100,000 training pairs. Each pass
 over a split orders its indices in memory (a permutation, then Python lists: about 60 bytes a sample, 600 MB at
@@ -48,12 +50,12 @@ class DatasetConfig(StrictConfig):
     """
 
     study: str | None = None
-    task: Annotated[dict[str, Any], MappingOf(TaskConfig)] | None = None
+    task: Annotated[JSONDict, MappingOf(TaskConfig)] | None = None
     path: str | None = None
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
-    spec: Annotated[dict[str, Any], MappingOf(RenderSpec)] = Field(default_factory=dict)
-    val_splits: tuple[Literal["val_id", "val_ood"], ...] = VALIDATION_SPLITS
+    spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
+    val_splits: tuple[ValidationSplit, ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
     splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
@@ -90,9 +92,14 @@ class DatasetConfig(StrictConfig):
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
     @model_serializer(mode="wrap")
-    def _leave_out_unset_source_options(self, handler: Any) -> dict[str, Any]:
+    def _leave_out_unset_source_options(self, handler: SerializerFunctionWrapHandler) -> JSONDict:
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
+
+    @property
+    def split_names(self) -> dict[str, str] | None:
+        """`splits` keyed by plain strings, as the data readers take it."""
+        return None if self.splits is None else dict(self.splits.items())
 
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
@@ -110,7 +117,7 @@ class ModelConfig(StrictConfig):
     """A `vision_bench.models` name and its `create_model` options."""
 
     name: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONDict = Field(default_factory=dict)
 
 
 class OptimizerConfig(StrictConfig):
@@ -205,7 +212,7 @@ class TrainConfig(StrictConfig):
             data[key] = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
         return TrainConfig.from_dict(data)
 
-    def experiment(self) -> dict[str, Any]:
+    def experiment(self) -> JSONDict:
         """The keys that define the experiment (everything but `runtime`)."""
         data = self.to_dict()
         del data["runtime"]
@@ -216,9 +223,9 @@ class TrainConfig(StrictConfig):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(data: JSONDict, prefix: str = "") -> JSONDict:
     """{'a': {'b': 1}} -> {'a.b': 1}; lists and scalars are leaves."""
-    flat: dict[str, Any] = {}
+    flat: JSONDict = {}
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, dict) and value:
@@ -228,7 +235,7 @@ def flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def differing_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def differing_keys(old: JSONDict, new: JSONDict) -> list[str]:
     """Dotted keys whose values differ between two experiment dicts (present in either)."""
     flat_old, flat_new = flatten(old), flatten(new)
     return sorted(k for k in flat_old.keys() | flat_new.keys()

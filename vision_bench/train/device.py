@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 from vision_bench.errors import ConfigError
 
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -89,7 +91,7 @@ def resolve_runtime(
     return Runtime(device, precision, channels_last and on_cuda, compile_model, tuple(notes))
 
 
-def prepare_model(model: nn.Module, runtime: Runtime) -> nn.Module:
+def prepare_model(model: ModuleT, runtime: Runtime) -> ModuleT:
     """Move the model to the device, in channels_last layout when that is enabled."""
     model = model.to(runtime.device)
     if runtime.channels_last:

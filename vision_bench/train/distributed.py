@@ -20,6 +20,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import Dataset, DistributedSampler
 
+from vision_bench.models.base import ImageToImageModel
+
 logger = logging.getLogger(__name__)
 
 
@@ -83,7 +85,7 @@ def all_reduce_sum(values: torch.Tensor, context: DistributedContext) -> torch.T
 class _LossModule(nn.Module):
     """Routes `forward(batch)` to `model.training_loss(batch)`, so DistributedDataParallel syncs it."""
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: ImageToImageModel) -> None:
         super().__init__()
         self.model = model
 
@@ -91,7 +93,9 @@ class _LossModule(nn.Module):
         return self.model.training_loss(batch)
 
 
-def loss_module(model: nn.Module, context: DistributedContext, device: torch.device, sync_batchnorm: bool) -> nn.Module:
+def loss_module(
+    model: ImageToImageModel, context: DistributedContext, device: torch.device, sync_batchnorm: bool
+) -> nn.Module:
     """`module(batch) -> loss`; wrapped in DistributedDataParallel when the job has several processes.
 
     On CUDA, batch norm layers become SyncBatchNorm (statistics over the global batch, as one

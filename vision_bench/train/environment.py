@@ -17,11 +17,11 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from vision_bench.io.atomic import atomic_write_text
+from vision_bench.io.documents import JSONDict
 
 ENVIRONMENT_FILE = "environment.json"
 GIT_TIMEOUT_S = 5.0
@@ -64,7 +64,7 @@ def git_commit(folder: str | Path | None = None) -> str | None:
 
 def describe_environment(
     *, device: torch.device, world_size: int, seed: int, resumed_from_step: int | None = None
-) -> dict[str, Any]:
+) -> JSONDict:
     """The record of one training session (see the module docstring)."""
     return {
         "started": datetime.now().astimezone().isoformat(timespec="seconds"),
@@ -80,7 +80,7 @@ def describe_environment(
     }
 
 
-def write_environment(run_dir: Path, session: dict[str, Any]) -> None:
+def write_environment(run_dir: Path, session: JSONDict) -> None:
     """Write RUN_DIR/environment.json atomically; when resuming, the earlier sessions move under `earlier_sessions`."""
     path = run_dir / ENVIRONMENT_FILE
     record = dict(session)
@@ -89,7 +89,7 @@ def write_environment(run_dir: Path, session: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(record, indent=2) + "\n")
 
 
-def _earlier_sessions(path: Path) -> list[dict[str, Any]]:
+def _earlier_sessions(path: Path) -> list[JSONDict]:
     """The sessions recorded in an existing environment.json, oldest first ([] when there is none)."""
     if not path.is_file() or path.is_symlink():
         return []

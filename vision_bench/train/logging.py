@@ -27,11 +27,15 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from vision_bench.io.atomic import append_line, atomic_write_text
+from vision_bench.io.documents import JSONDict
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
@@ -42,14 +46,14 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 PACKAGE_LOGGER = "vision_bench"
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> object:
     """Plain JSON: non-finite floats become null (strict JSON has no NaN)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[JSONDict]:
     """Every record of a metrics.jsonl file (a torn last line from a crash is ignored)."""
     if not path.is_file():
         return []
@@ -62,7 +66,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def csv_columns(records: list[dict[str, Any]]) -> list[str]:
+def csv_columns(records: list[JSONDict]) -> list[str]:
     """`kind`, `step`, `epoch`, then every other key of `records` in the order it first appears."""
     columns = list(FIXED_COLUMNS)
     for record in records:
@@ -70,7 +74,7 @@ def csv_columns(records: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
-def csv_rows(records: list[dict[str, Any]], columns: list[str], *, header: bool = False) -> str:
+def csv_rows(records: list[JSONDict], columns: list[str], *, header: bool = False) -> str:
     """`records` as CSV rows under `columns` (the header line first when asked): missing values and
     nulls are empty cells, lists are joined by '; '."""
     buffer = io.StringIO()
@@ -82,7 +86,7 @@ def csv_rows(records: list[dict[str, Any]], columns: list[str], *, header: bool 
     return buffer.getvalue()
 
 
-def _csv_cell(value: Any) -> Any:
+def _csv_cell(value: object) -> object:
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
@@ -137,7 +141,7 @@ class RunLogger:
         """Whether `log_samples` writes anything (TensorBoard is there), so callers can skip the predictions."""
         return self._tensorboard is not None
 
-    def log(self, record: dict[str, Any]) -> None:
+    def log(self, record: JSONDict) -> None:
         """Write one record: `kind` ('step', 'epoch' or 'note'), `step`, `epoch` and any metrics."""
         if not self.enabled:
             return
@@ -186,7 +190,7 @@ class RunLogger:
             self._log_file.close()
             self._log_file = None
 
-    def _rewrite_csv(self, records: list[dict[str, Any]]) -> None:
+    def _rewrite_csv(self, records: list[JSONDict]) -> None:
         self._columns = csv_columns(records)
         atomic_write_text(self.csv_path, csv_rows(records, self._columns, header=True))
 
@@ -210,7 +214,7 @@ def _is_console_handler(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.stderr)
 
 
-def _tensorboard_writer(folder: Path, purge_step: int | None) -> Any:
+def _tensorboard_writer(folder: Path, purge_step: int | None) -> SummaryWriter | None:
     """A SummaryWriter when the optional `tensorboard` package is installed, else None."""
     try:
         from torch.utils.tensorboard import SummaryWriter

