@@ -203,3 +203,21 @@ def test_default_test_size_is_proportionate_to_the_run() -> None:
     assert default_test_size(None) is None  # a run at the study's sizes keeps the study's test size
     assert default_test_size(16) == MIN_DEFAULT_TEST == 100  # the smoke run: 100, not the study's 1,000
     assert default_test_size(500) == 500
+
+
+def test_a_run_trained_on_an_inline_task_is_evaluated_on_that_task(tmp_path: Path) -> None:
+    """`dataset.task` (a task config written into the training config) is what the run's evaluation reads."""
+    from vision_bench.cli import main
+    from vision_bench.train import TrainConfig, train
+
+    config = TrainConfig.from_dict({
+        "dataset": {"task": TRANSLATE, "spec": SPEC.to_dict()},
+        "model": {"name": "vit:test_vit", "options": {"patch_size": 16}},
+        "training": {"batch_size": 6, "eval_batch_size": 6, "epochs": 1},
+        "schedule": {"warmup_steps": 1},
+    })
+    train(config, tmp_path / "run", progress=False)
+    assert main(["evaluate", str(tmp_path / "run"), "--baselines", "ground_truth", "--no-progress"]) == 0
+    metrics = json.loads((tmp_path / "run" / "evaluation" / "metrics.json").read_text())
+    assert metrics["data"] == {"task": "dataset.task", "counts": {"train": 12, "test_id": 6, "test_ood": 6}}
+    assert metrics["baselines"]["ground_truth"]["splits"]["test_ood"]["metrics"]["grid_accuracy"] == 100.0

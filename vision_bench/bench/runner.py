@@ -276,15 +276,17 @@ class _Bench:
         """The evaluated numbers of a finished cell (one per predictor)."""
         folder = run_dir(self.out_dir, cell)
         metrics = read_metrics(folder / OUTPUT_DIR)
-        common = {"experiment": cell.experiment, "setting": setting_of(cell.experiment),
-                  "alpha": alpha_of(cell.experiment), "status": dict(metrics.get("status", {}))}
+        status = dict(metrics.get("status", {}))
+
+        def result(predictor: str, splits: Mapping[str, Any], *, model: str | None = None) -> CellResult:
+            return CellResult(predictor, cell.experiment, setting_of(cell.experiment),
+                              seed=None if model is None else cell.seed, baseline=model is None,
+                              splits=_split_means(splits), run_dir=folder, alpha=alpha_of(cell.experiment),
+                              status=status, model=model)
+
         if cell.model is not None:
-            return [CellResult(cell.model.display, seed=cell.seed, baseline=False, run_dir=folder,
-                               model=cell.model.name, splits=_split_means(metrics.get("splits", {})), **common)]
-        return [
-            CellResult(name, seed=None, baseline=True, run_dir=folder, splits=_split_means(entry["splits"]), **common)
-            for name, entry in metrics.get("baselines", {}).items()
-        ]
+            return [result(cell.model.display, metrics.get("splits", {}), model=cell.model.name)]
+        return [result(name, entry["splits"]) for name, entry in metrics.get("baselines", {}).items()]
 
 
 def _split_means(splits: Mapping[str, Any]) -> dict[str, dict[str, float]]:
@@ -451,7 +453,7 @@ def _create_once(path: Path, text: str) -> None:
         temp.unlink(missing_ok=True)
 
 
-def _check_fingerprints(out_dir: Path, before: object, now: dict[str, str]) -> None:
+def _check_fingerprints(out_dir: Path, before: Mapping[str, str] | None, now: dict[str, str]) -> None:
     """Refuse results computed on other data than the experiments now generate."""
     if before is None and any((out_dir / "runs").glob("**/" + METRICS_FILE)):
         raise ConfigError(

@@ -73,12 +73,17 @@ def run(args: argparse.Namespace) -> int:
                  pixels=spec.size[0] * spec.size[1], pending=pending, episodes=family_of(config).episodes)
         bar.reset(total=pending)
 
+    def shard_done(shard: Shard) -> None:
+        """After each shard: stop cleanly on Ctrl-C (see vision_bench.interrupts), advance the bar."""
+        interrupts.check()
+        bar.update(shard.size)
+
     with messages_above_progress_bar(progress), tqdm(desc="export", unit="sample", leave=False,
                                                      disable=None if progress else True) as bar:
         result = export_dataset(
             config, spec, args.out, options, workers=args.workers, num_shards=args.num_shards,
             shard_index=args.shard_index, on_plan=planned,
-            on_shard_done=lambda shard: (interrupts.check(), bar.update(shard.size)),  # see vision_bench.interrupts
+            on_shard_done=shard_done,
         )
     samples = sum(shard.size for shard in result.written)
     print(f"{result.root}: wrote {len(result.written)} shard(s) ({samples} samples), "

@@ -125,20 +125,27 @@ def study_data(
     n_test: int | None = None,
 ) -> EvaluationData:
     """On-the-fly datasets of a registered study (or a task-config YAML file) with these counts."""
-    from vision_bench.data.opening import open_dataset
     from vision_bench.data.sources import load_config
 
     is_file = study.endswith((".yaml", ".yml"))
     task_config = load_config(
         None if is_file else study, study if is_file else None, n_train=n_train, n_val=n_val, n_test=n_test
     )
+    return task_data(task_config, spec, splits, {"study": study})
+
+
+def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...],
+              source: Mapping[str, str]) -> EvaluationData:
+    """On-the-fly datasets of a task config; `source` says where it came from (a study id, an inline task)."""
+    from vision_bench.data.opening import open_dataset
+
     sequences, note = training_sequences(task_config)
     return EvaluationData(
         spec=spec,
         splits={split: open_dataset(task_config, split, spec=spec) for split in splits},
         train=open_dataset(task_config, "train", spec=spec),
         id_sequences=sequences,
-        source={"study": study, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
+        source={**source, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
         notes=[note] if note else [],
         unavailable=_stubbornness_status(note),
         **task_facts(task_config),
@@ -191,13 +198,15 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
     from vision_bench.data.opening import open_dataset
     from vision_bench.errors import DataError
 
-    options = {"spec": spec, "columns": columns, "splits": split_names}
-    datasets = {split: open_dataset(source, split, **options) for split in splits}
+    def opened(split: str) -> Dataset:
+        return open_dataset(source, split, spec=spec, columns=columns, splits=split_names)
+
+    datasets = {split: opened(split) for split in splits}
     has_grids = all(getattr(dataset, "has_grids", False) for dataset in datasets.values())
     train = None
     if all(isinstance(dataset, HFImageDataset) for dataset in datasets.values()):
         try:
-            train = open_dataset(source, "train", **options)
+            train = opened("train")
         except DataError:  # no training split
             train = None
     notes = [] if has_grids else [
@@ -219,11 +228,16 @@ def run_data(
 ) -> EvaluationData:
     """The evaluation data of a training run (`TrainConfig`), or of `data` when given."""
     dataset = config.dataset
-    options = {"columns": dataset.columns, "split_names": dataset.splits}
+    columns, split_names = dataset.column_names, dataset.split_names
     if data is not None:
-        return export_data(data, spec, splits, **options)
+        return export_data(data, spec, splits, columns=columns, split_names=split_names)
     if dataset.study is not None:
         if n_test is None:
             n_test = default_test_size(dataset.n_val)
         return study_data(dataset.study, spec, splits, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
-    return export_data(dataset.path, spec, splits, **options)
+    task = dataset.task_config()
+    if task is not None:
+        return task_data(task, spec, splits, {"task": "dataset.task"})
+    if dataset.path is None:
+        raise ConfigError("the run's dataset names neither a study, a task nor a path; pass the data with --data")
+    return export_data(dataset.path, spec, splits, columns=columns, split_names=split_names)

@@ -101,6 +101,11 @@ class DatasetConfig(StrictConfig):
         """`splits` keyed by plain strings, as the data readers take it."""
         return None if self.splits is None else dict(self.splits.items())
 
+    @property
+    def column_names(self) -> dict[str, str] | None:
+        """`columns` keyed by plain strings, as the data readers take it."""
+        return None if self.columns is None else dict(self.columns.items())
+
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
         return None if self.task is None else TaskConfig.from_dict(self.task, source="dataset.task")
