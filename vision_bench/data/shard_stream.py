@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from vision_bench.data.webdataset import split_key
 from vision_bench.errors import CorruptFileError, DataError
@@ -106,7 +106,7 @@ def shard_urls(pattern: str) -> list[str]:
 
 
 @contextmanager
-def open_stream(url: str) -> Iterator[BinaryIO]:
+def open_stream(url: str) -> Iterator[IO[bytes]]:
     """A readable binary stream of one shard: a local file, an http(s) response or a command's output."""
     if url.startswith(PIPE_PREFIX):
         with _command_output(url) as stream:
@@ -128,7 +128,7 @@ def open_stream(url: str) -> Iterator[BinaryIO]:
 
 
 @contextmanager
-def _command_output(url: str) -> Iterator[BinaryIO]:
+def _command_output(url: str) -> Iterator[IO[bytes]]:
     """The standard output of `pipe:COMMAND`, closed as soon as the reader is done with it (the archive's
     end, a broken stream, an early stop): what the command writes after that is not read, and the SIGPIPE
     it then gets is no failure. A command that fails on its own is one error naming it."""
@@ -176,7 +176,7 @@ def tar_samples(url: str) -> Iterator[Sample]:
     with open_stream(url) as stream:
         try:
             with tarfile.open(fileobj=stream, mode="r|*") as archive:
-                key, fields = None, {}
+                key, fields = "", dict[str, bytes]()
                 for member in archive:
                     if not member.isfile() or Path(member.name).name.startswith("."):
                         continue

@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from typing import Any
 
@@ -160,7 +160,7 @@ class ShardStreamDataset(IterableDataset):
             for key, fields in tar_samples(url):
                 yield next(ordinal), url, key, fields
 
-    def _items(self, samples: Iterable[RawSample]) -> Iterator[dict[str, Any]]:
+    def _items(self, samples: Iterable[RawSample]) -> Generator[dict[str, Any], None, None]:
         for ordinal, url, key, fields in samples:
             images = {role: self._member(url, key, fields, name) for role, name in self.fields.items()}
             item = None
