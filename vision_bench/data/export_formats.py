@@ -15,8 +15,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE, plan_shards
 from vision_bench.errors import DataError
@@ -64,8 +63,7 @@ class ExportFormat:
 
     def module(self) -> ShardWriter:
         """The writer module (imported now)."""
-        module: ModuleType = importlib.import_module(self.writer)
-        return cast(ShardWriter, module)
+        return importlib.import_module(self.writer)
 
 
 FORMATS: Registry[ExportFormat] = Registry("export format")
