@@ -114,7 +114,8 @@ def epoch_config(args: argparse.Namespace, workers: int, data: Path | None) -> T
 def export_folder(args: argparse.Namespace, out: Path) -> Path:
     """The study as a PNG folder export with the benchmark's counts and size."""
     from render.spec import RenderSpec
-    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
     from vision_bench.data.sources import load_config
 
     config = load_config(args.study, n_train=args.n_train, n_val=args.n_val, n_test=1)

@@ -267,7 +267,8 @@ def test_cli_compare_metrics_writes_tables_plots_and_report(tmp_path: Path, monk
 @pytest.mark.slow  # the whole command on an export
 def test_cli_compare_metrics_perturbs_the_targets_of_an_export(tmp_path: Path) -> None:
     from vision_bench.cli import main
-    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
     from vision_bench.tasks.config import TaskConfig
 
     config = TaskConfig.from_dict({"transformations": ["rot90"], "grid_height": [8, 8], "grid_width": [8, 8],

@@ -12,7 +12,8 @@ import pytest
 
 from render.spec import RenderSpec
 from vision_bench.cli import main
-from vision_bench.data.export import PROGRESS_DIR, ExportOptions, export_dataset
+from vision_bench.data.export import PROGRESS_DIR, export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from vision_bench.data.sources import load_config
 from vision_bench.data.verify import verify_export

@@ -22,7 +22,8 @@ from vision_bench.data.datasets import (
     open_export,
 )
 from vision_bench.data.device import GridBatchRenderer, to_device_batch
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.imports import ImagePairDataset
 from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.onthefly import OnTheFlyDataset

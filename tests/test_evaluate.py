@@ -157,7 +157,8 @@ def test_training_sequences_enumerate_small_pools_only() -> None:
 
 @pytest.fixture(scope="module")
 def trained_run(translate_config: TaskConfig, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
     from vision_bench.train import TrainConfig, train
 
     root = tmp_path_factory.mktemp("run")

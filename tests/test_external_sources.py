@@ -22,7 +22,8 @@ from torch.utils.data import DataLoader
 from render.spec import RenderSpec
 from vision_bench.data.collate import collate
 from vision_bench.data.datasets import ParquetImageDataset, WebDatasetDataset
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.hf_datasets import HFImageDataset
 from vision_bench.data.opening import open_dataset
 from vision_bench.data.shard_stream import expand_braces

@@ -180,13 +180,14 @@ def test_reads_all_400_arc_training_tasks(arc_dir: Path) -> None:
 
 
 def test_export_format_entries_say_what_each_format_stores() -> None:
+    from vision_bench.data.datasets import reader_class
     from vision_bench.data.export_formats import FORMATS, formats_that_store
 
     assert FORMATS.names() == ["grids", "folder", "parquet", "webdataset"]
     assert formats_that_store(frames=True) == ["folder", "webdataset"]
     assert formats_that_store(masks=True) == ["folder", "parquet", "webdataset"]
     assert [name for name, entry in FORMATS.items() if not entry.images] == ["grids"]
-    readers = {name: entry.dataset_class().__name__ for name, entry in FORMATS.items()}
+    readers = {name: reader_class(name).__name__ for name in FORMATS}
     assert readers == {"grids": "GridsDataset", "folder": "FolderDataset", "parquet": "ParquetImageDataset",
                        "webdataset": "WebDatasetDataset"}
     for _, entry in FORMATS.items():
@@ -203,7 +204,7 @@ def test_export_format_entries_say_what_each_format_stores() -> None:
 ])
 def test_export_options_refuse_what_the_format_cannot_store(format_name: str, flags: dict[str, bool],
                                                            message: str) -> None:
-    from vision_bench.data.export import ExportOptions
+    from vision_bench.data.export_formats import ExportOptions
     from vision_bench.errors import DataError
 
     with pytest.raises(DataError) as raised:

@@ -14,7 +14,8 @@ import yaml
 
 from render.spec import RenderSpec
 from vision_bench.data.datasets import ParquetImageDataset
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.hf_card import CARD_NAME
 from vision_bench.data.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from vision_bench.data.verify import verify_export

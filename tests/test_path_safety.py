@@ -12,7 +12,8 @@ import pytest
 
 from render import RenderSpec
 from vision_bench.cli import main
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.names import UnsafeNameError, check_component, check_relative_path, safe_name
 from vision_bench.tasks.config import TaskConfig

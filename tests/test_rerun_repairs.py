@@ -8,7 +8,8 @@ import pytest
 
 from render import RenderSpec
 from vision_bench.cli import main
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.verify import verify_export
 from vision_bench.tasks.config import TaskConfig
 

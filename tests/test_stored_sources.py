@@ -21,7 +21,8 @@ from cli_errors import cli_error, deadline
 from render.spec import RenderSpec
 from vision_bench.cli import main
 from vision_bench.data import shard_stream
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions
 from vision_bench.data.opening import open_dataset, outside_source
 from vision_bench.errors import DataError
 from vision_bench.models import create_model, load_pretrained, save_pretrained

@@ -153,7 +153,8 @@ def test_validation_of_copy_input_matches_a_direct_computation(copy_input_run) -
 
 
 def test_a_grids_export_trains_like_the_study_it_was_exported_from(tmp_path, copy_input_run) -> None:
-    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
 
     spec = RenderSpec(size=(SIZE, SIZE))
     export_dataset(get_study(STUDY, n_train=32, n_val=N_VAL, n_test=1), spec, tmp_path / "data",

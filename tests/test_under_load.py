@@ -13,7 +13,8 @@ import pytest
 
 from vision_bench.cli import main
 from vision_bench.threads import DEFAULT_WAIT_POLICY, WAIT_POLICY, prefer_passive_waits
-from vision_bench.train import TrainConfig, loop, train
+from vision_bench.train import TrainConfig, train
+from vision_bench.train import logging as run_logging
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -38,7 +39,7 @@ def test_the_command_line_sets_the_policy_before_torch_is_loaded(monkeypatch: py
 
 def test_a_run_without_a_progress_bar_logs_a_heartbeat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(loop, "HEARTBEAT_S", 0.0)  # every step: the test needs no minute-long run
+    monkeypatch.setattr(run_logging, "HEARTBEAT_S", 0.0)  # every step: the test needs no minute-long run
     config = TrainConfig.from_dict({
         "dataset": {"study": "envgen/G1/1", "n_train": 8, "n_val": 4, "spec": {"size": [32, 32]}},
         "model": {"name": "unet:test_resnet", "options": {"decoder_width": 4}},

@@ -184,7 +184,8 @@ class _Bench:
         shards that need the same data at the same time never write into one folder: the first to
         finish publishes it, the others drop their identical copy.
         """
-        from vision_bench.data.export import ExportOptions, export_dataset
+        from vision_bench.data.export import export_dataset
+        from vision_bench.data.export_formats import ExportOptions
         from vision_bench.data.manifest import MANIFEST_NAME
 
         root = self.export_dir(experiment)

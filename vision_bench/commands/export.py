@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench import interrupts
     from vision_bench.commands._render_options import spec_from_args
     from vision_bench.config_files import check_override_keys
-    from vision_bench.data.export import ExportOptions, export_dataset
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
     from vision_bench.data.shards import Shard
     from vision_bench.data.sources import load_config
     from vision_bench.tasks.config import SPLITS, TaskConfig

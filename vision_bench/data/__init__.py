@@ -13,7 +13,7 @@ from typing import Any
 
 _EXPORTS = {
     "DataError": "vision_bench.errors",
-    "ExportOptions": "vision_bench.data.export",
+    "ExportOptions": "vision_bench.data.export_formats",
     "FolderDataset": "vision_bench.data.datasets",
     "GridBatchRenderer": "vision_bench.data.device",
     "HFImageDataset": "vision_bench.data.hf_datasets",

@@ -2,16 +2,17 @@
 
 Item i of a split is sample i of that split whatever the format: `grids` exports render it on read
 (or leave it to the training device with `render_on="device"`), image exports decode the stored
-files. `open_export(root, split)` reads `manifest.json` and picks the right class.
+files. `open_export(root, split)` reads `manifest.json` and picks the right class (`reader_class`).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +24,7 @@ from vision_bench.data.folder import is_metadata_file
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.items import add_rendered_images, check_render_on, grid_item, sample_item
 from vision_bench.data.manifest import read_manifest, shard_file_records
-from vision_bench.data.parquet_images import read_parquet_table
+from vision_bench.data.parquet_files import read_parquet_table
 from vision_bench.data.webdataset import TarIndex
 from vision_bench.errors import DataError
 
@@ -216,6 +217,28 @@ class GridsDataset(ExportDataset):
         add_rendered_images(items, self.spec)
 
 
+class ShardReader(Protocol):
+    """A format's Dataset class: opens one split of an export directory."""
+
+    def __call__(
+        self,
+        root: str | Path,
+        split: str,
+        spec: RenderSpec | None = None,
+        *,
+        render_on: str = "cpu",
+        manifest: dict[str, Any] | None = None,
+    ) -> ExportDataset:
+        """The Dataset of `split`."""
+
+
+def reader_class(format_name: str) -> ShardReader:
+    """The Dataset class of a registered format (its module imported now)."""
+    module_name, _, name = FORMATS[format_name].reader.partition(":")
+    reader: ShardReader = getattr(importlib.import_module(module_name), name)
+    return reader
+
+
 def open_export(
     root: str | Path, split: str, spec: RenderSpec | None = None, *, render_on: str = "cpu"
 ) -> ExportDataset:
@@ -223,7 +246,7 @@ def open_export(
     manifest = read_manifest(root)
     if manifest["format"] not in FORMATS:
         raise DataError(f"{root}: unknown export format {manifest['format']!r}; known: {', '.join(FORMATS)}")
-    dataset_class = FORMATS[manifest["format"]].dataset_class()
+    dataset_class = reader_class(manifest["format"])
     return dataset_class(root, split, spec, render_on=render_on, manifest=manifest)
 
 
@@ -233,6 +256,8 @@ __all__ = [
     "GridColumn",
     "GridsDataset",
     "ParquetImageDataset",
+    "ShardReader",
     "WebDatasetDataset",
     "open_export",
+    "reader_class",
 ]

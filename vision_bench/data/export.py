@@ -24,7 +24,7 @@ from typing import Any
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
-from vision_bench.data.export_formats import DEFAULT_FORMAT, FORMATS, formats_that_store
+from vision_bench.data.export_formats import FORMATS, ExportOptions, ShardContext
 from vision_bench.data.hf_card import repair_card, write_card
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
@@ -39,7 +39,7 @@ from vision_bench.data.manifest import (
     shard_file_records,
     write_manifest,
 )
-from vision_bench.data.shards import DEFAULT_SHARD_SIZE, Shard, plan_shards, select_shards
+from vision_bench.data.shards import Shard, plan_shards, select_shards
 from vision_bench.data.verify import unlisted_files
 from vision_bench.errors import DataError, ManifestError
 from vision_bench.io.atomic import atomic_write_text, is_temp_file
@@ -48,42 +48,9 @@ from vision_bench.tasks.config import TaskConfig
 
 PROGRESS_DIR = "_progress"
 CLAIM_NAME = "export.json"
-IMAGE_FORMATS = ("png", "jpeg")
 Records = dict[str, FileRecord]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """What, besides the task config and the render spec, decides an export's bytes."""
-
-    format: str = DEFAULT_FORMAT
-    image_format: str = "png"
-    frames: bool = False
-    masks: bool = False
-    shard_size: int = DEFAULT_SHARD_SIZE
-
-    def __post_init__(self) -> None:
-        export_format = FORMATS[self.format]
-        if self.image_format not in IMAGE_FORMATS:
-            raise DataError(f"unknown image format {self.image_format!r}; use one of {', '.join(IMAGE_FORMATS)}")
-        unsupported = [flag for flag, asked, stored in (("--frames", self.frames, export_format.frames),
-                                                        ("--masks", self.masks, export_format.masks))
-                       if asked and not stored]
-        if unsupported:
-            able = formats_that_store(frames=self.frames, masks=self.masks)
-            raise DataError(f"{' and '.join(unsupported)}: need an image format that stores them "
-                            f"({', '.join(able)}), not {self.format}")
-        plan_shards({}, self.shard_size)
-
-
-@dataclass(frozen=True)
-class ShardContext:
-    """Everything a format's `write_shard` needs besides the samples: how to draw them, and what to store."""
-
-    spec: RenderSpec
-    options: ExportOptions
 
 
 @dataclass(frozen=True)
@@ -333,4 +300,4 @@ def export_dataset(
     return result
 
 
-__all__ = ["ExportOptions", "ExportResult", "ShardContext", "export_dataset", "export_shard", "settings_of"]
+__all__ = ["ExportResult", "export_dataset", "export_shard", "settings_of"]

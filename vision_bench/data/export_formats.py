@@ -1,11 +1,12 @@
-"""The export formats by name: each entry says which module writes it, which Dataset reads it, and
-what it can store.
+"""The export formats by name (each entry says which module writes it, which Dataset reads it, and
+what it can store), and the options that pick one.
 
 A format is one writer module that satisfies `ShardWriter`, one Dataset class that satisfies
-`ShardReader`, and one `FORMATS.add(...)` below. The export rules (`ExportOptions`), the reader
-lookup (`open_export`), `verify`, the CLI help and the time and size estimate that `export` prints
-before it starts all read these entries. Writer and reader load on
-first use, so naming a format costs no imports.
+`datasets.ShardReader`, and one `FORMATS.add(...)` below. The export rules (`ExportOptions`), the
+reader lookup (`datasets.open_export`), `verify`, the CLI help and the time and size estimate that
+`export` prints before it starts all read these entries. Writer and reader load on first use, so
+naming a format costs no imports (the command line and export workers never import torch). The
+writers and `export` sit above this module: `ShardContext` is defined here, below both.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from vision_bench.data.shards import DEFAULT_SHARD_SIZE, plan_shards
+from vision_bench.errors import DataError
 from vision_bench.registry import Registry
 
 if TYPE_CHECKING:
     from render.spec import RenderSpec
-    from vision_bench.data.datasets import ExportDataset
-    from vision_bench.data.export import ShardContext
     from vision_bench.data.manifest import FileRecord
     from vision_bench.data.shards import Shard
     from vision_bench.tasks.sample import TaskSample
+
+IMAGE_FORMATS = ("png", "jpeg")
 
 
 class ShardWriter(Protocol):
@@ -37,21 +40,6 @@ class ShardWriter(Protocol):
 
     def count_samples(self, root: Path, split: str, files: Sequence[str]) -> int:
         """How many samples a split's `files` (relative to `root`) hold."""
-
-
-class ShardReader(Protocol):
-    """A format's Dataset class: opens one split of an export directory."""
-
-    def __call__(
-        self,
-        root: str | Path,
-        split: str,
-        spec: RenderSpec | None = None,
-        *,
-        render_on: str = "cpu",
-        manifest: dict[str, Any] | None = None,
-    ) -> ExportDataset:
-        """The Dataset of `split`."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +64,6 @@ class ExportFormat:
     def module(self) -> ShardWriter:
         """The writer module (imported now)."""
         return importlib.import_module(self.writer)
-
-    def dataset_class(self) -> ShardReader:
-        """The reader class (imported now)."""
-        module_name, _, name = self.reader.partition(":")
-        reader: ShardReader = getattr(importlib.import_module(module_name), name)
-        return reader
 
 
 FORMATS: Registry[ExportFormat] = Registry("export format")
@@ -116,4 +98,45 @@ def formats_that_store(*, frames: bool = False, masks: bool = False) -> list[str
     return [name for name, entry in FORMATS.items() if (entry.frames or not frames) and (entry.masks or not masks)]
 
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "ExportFormat", "ShardReader", "ShardWriter", "formats_that_store"]
+@dataclass(frozen=True)
+class ExportOptions:
+    """What, besides the task config and the render spec, decides an export's bytes."""
+
+    format: str = DEFAULT_FORMAT
+    image_format: str = "png"
+    frames: bool = False
+    masks: bool = False
+    shard_size: int = DEFAULT_SHARD_SIZE
+
+    def __post_init__(self) -> None:
+        export_format = FORMATS[self.format]
+        if self.image_format not in IMAGE_FORMATS:
+            raise DataError(f"unknown image format {self.image_format!r}; use one of {', '.join(IMAGE_FORMATS)}")
+        unsupported = [flag for flag, asked, stored in (("--frames", self.frames, export_format.frames),
+                                                        ("--masks", self.masks, export_format.masks))
+                       if asked and not stored]
+        if unsupported:
+            able = formats_that_store(frames=self.frames, masks=self.masks)
+            raise DataError(f"{' and '.join(unsupported)}: need an image format that stores them "
+                            f"({', '.join(able)}), not {self.format}")
+        plan_shards({}, self.shard_size)
+
+
+@dataclass(frozen=True)
+class ShardContext:
+    """Everything a format's `write_shard` needs besides the samples: how to draw them, and what to store."""
+
+    spec: RenderSpec
+    options: ExportOptions
+
+
+__all__ = [
+    "DEFAULT_FORMAT",
+    "FORMATS",
+    "IMAGE_FORMATS",
+    "ExportFormat",
+    "ExportOptions",
+    "ShardContext",
+    "ShardWriter",
+    "formats_that_store",
+]

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from vision_bench.data.manifest import FileRecord, digest_bytes
-from vision_bench.data.parquet_images import parquet_rows, write_parquet_file
+from vision_bench.data.parquet_files import parquet_rows, write_parquet_file
 from vision_bench.data.records import metadata_table
 from vision_bench.data.shard_images import encode_samples
 from vision_bench.errors import CorruptFileError
 from vision_bench.io.atomic import atomic_write_bytes, output_folder
 
 if TYPE_CHECKING:
-    from vision_bench.data.export import ShardContext
+    from vision_bench.data.export_formats import ShardContext
     from vision_bench.data.shards import Shard
     from vision_bench.tasks.sample import TaskSample
 

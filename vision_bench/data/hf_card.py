@@ -21,7 +21,8 @@ import pyarrow as pa
 import yaml
 
 from vision_bench.data.manifest import MANIFEST_NAME, digest_bytes, digest_file, shard_file_records, write_manifest
-from vision_bench.data.parquet_images import image_feature_columns, parquet_schema
+from vision_bench.data.parquet_files import parquet_schema
+from vision_bench.data.parquet_images import image_feature_columns
 from vision_bench.io.atomic import atomic_write_text
 from vision_bench.tasks.config import SPLITS
 

@@ -8,23 +8,21 @@ an `Image` feature from the `huggingface` key of the Arrow schema metadata
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from vision_bench.data.manifest import FileRecord, digest_bytes
+from vision_bench.data.manifest import FileRecord
+from vision_bench.data.parquet_files import parquet_rows, part_name, write_parquet_file
 from vision_bench.data.records import metadata_table
 from vision_bench.data.shard_images import encode_samples
-from vision_bench.errors import CorruptFileError
-from vision_bench.io.atomic import atomic_write_bytes, output_folder
+from vision_bench.io.atomic import output_folder
 
 if TYPE_CHECKING:
-    from vision_bench.data.export import ShardContext
+    from vision_bench.data.export_formats import ShardContext
     from vision_bench.data.shards import Shard
     from vision_bench.tasks.sample import TaskSample
 
@@ -57,58 +55,6 @@ def image_feature_columns(schema: pa.Schema) -> list[str]:
     return [name for name, feature in features.items() if feature.get("_type") == "Image"]
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
-    """The table as Parquet file bytes (deterministic for equal tables and library versions)."""
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd")
-    return buffer.getvalue()
-
-
-def write_parquet_file(root: Path, name: str, table: pa.Table) -> dict[str, FileRecord]:
-    """Write `table` atomically to `root/name`; its record for the manifest."""
-    data = parquet_bytes(table)
-    atomic_write_bytes(root / name, data)
-    return {name: digest_bytes(data)}
-
-
-def read_parquet_table(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
-    """A Parquet file's table; a damaged or truncated file raises `CorruptFileError` naming it."""
-    try:
-        with open(path, "rb") as handle:  # an open file: pyarrow cannot encode a non-UTF-8 file name
-            return pq.read_table(handle, columns=list(columns) if columns is not None else None)
-    except (pa.ArrowException, OSError) as error:
-        if isinstance(error, FileNotFoundError):
-            raise
-        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
-
-
-def parquet_rows(path: Path) -> int:
-    """Row count from the Parquet footer (no data read)."""
-    try:
-        with open(path, "rb") as handle:
-            return pq.ParquetFile(handle).metadata.num_rows
-    except (pa.ArrowException, OSError) as error:
-        if isinstance(error, FileNotFoundError):
-            raise
-        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
-
-
-def parquet_schema(path: Path) -> pa.Schema:
-    """A Parquet file's schema, with its metadata, from the footer (no data read)."""
-    try:
-        with open(path, "rb") as handle:
-            return pq.read_schema(handle)
-    except (pa.ArrowException, OSError) as error:
-        if isinstance(error, FileNotFoundError):
-            raise
-        raise CorruptFileError(f"{path}: not a readable Parquet file ({error}); re-export it") from None
-
-
-def part_name(split: str, number: int, extension: str = "parquet") -> str:
-    """`{split}/part-{number:05d}.{extension}`: the file of one shard in single-file-per-shard formats."""
-    return f"{split}/part-{number:05d}.{extension}"
-
-
 def write_shard(
     root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
 ) -> dict[str, FileRecord]:
@@ -134,12 +80,6 @@ __all__ = [
     "count_samples",
     "image_column",
     "image_feature_columns",
-    "parquet_bytes",
-    "parquet_rows",
-    "parquet_schema",
-    "part_name",
-    "read_parquet_table",
     "with_image_features",
-    "write_parquet_file",
     "write_shard",
 ]

@@ -21,7 +21,7 @@ from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.sources import render_seed
 
 if TYPE_CHECKING:
-    from vision_bench.data.export import ShardContext
+    from vision_bench.data.export_formats import ShardContext
     from vision_bench.tasks.sample import TaskSample
 
 _EXTENSIONS = {"png": "png", "jpeg": "jpg"}

@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +45,25 @@ TENSORBOARD_DIR = "tensorboard"
 FIXED_COLUMNS = ("kind", "step", "epoch")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 PACKAGE_LOGGER = "vision_bench"
+HEARTBEAT_S = 60.0
+"""Without a progress bar, a line at most this often says training goes on (a slow or shared machine)."""
+
+logger = logging.getLogger(__name__)
+
+
+class Heartbeat:
+    """'training NAME: step 120/500, loss 0.0123 (61 s)' every `HEARTBEAT_S` seconds, for runs without a bar."""
+
+    def __init__(self, *, enabled: bool, total: int, name: str) -> None:
+        self.enabled, self.total, self.name = enabled, total, name
+        self.started = self.last = time.perf_counter()
+
+    def beat(self, step: int, loss: torch.Tensor) -> None:
+        now = time.perf_counter()
+        if self.enabled and now - self.last >= HEARTBEAT_S:
+            self.last = now
+            logger.info("training %s: step %d/%d, loss %.4g (%.0f s)", self.name, step, self.total, float(loss),
+                        now - self.started)
 
 
 def _json_value(value: object) -> object:

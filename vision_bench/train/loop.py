@@ -53,6 +53,7 @@ from vision_bench.train.logging import (
     METRICS_CSV,
     METRICS_FILE,
     TENSORBOARD_DIR,
+    Heartbeat,
     RunLogger,
     messages_above_progress_bar,
     read_records,
@@ -63,8 +64,6 @@ from vision_bench.train.validate import validate, validation_loaders
 CHECKPOINT_DIR = "checkpoints"
 CONFIG_FILE = "config.yaml"
 SAMPLE_IMAGES = 4  # validation samples per split in each TensorBoard image
-HEARTBEAT_S = 60.0
-"""Without a progress bar, a line at most this often says training goes on (a slow or shared machine)."""
 
 logger = logging.getLogger(__name__)
 
@@ -341,7 +340,7 @@ class _Run:
         self._logged_step, self._logged_time = self.step, time.perf_counter()
         bar = tqdm(total=self.total_steps, initial=self.step, unit="step", disable=not self.show_progress,
                    desc=f"train {self.config.model.name} seed {self.config.seed}")  # which run, under a bench's bar
-        heartbeat = _Heartbeat(enabled=not self.show_progress and self.context.is_main, total=self.total_steps,
+        heartbeat = Heartbeat(enabled=not self.show_progress and self.context.is_main, total=self.total_steps,
                                name=f"{self.config.model.name} seed {self.config.seed}")
         try:
             while self.step < self.total_steps:
@@ -508,18 +507,3 @@ def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-class _Heartbeat:
-    """'training NAME: step 120/500, loss 0.0123 (61 s)' every `HEARTBEAT_S` seconds, for runs without a bar."""
-
-    def __init__(self, *, enabled: bool, total: int, name: str) -> None:
-        self.enabled, self.total, self.name = enabled, total, name
-        self.started = self.last = time.perf_counter()
-
-    def beat(self, step: int, loss: torch.Tensor) -> None:
-        now = time.perf_counter()
-        if self.enabled and now - self.last >= HEARTBEAT_S:
-            self.last = now
-            logger.info("training %s: step %d/%d, loss %.4g (%.0f s)", self.name, step, self.total, float(loss),
-                        now - self.started)
