@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -79,26 +79,21 @@ def assert_batch(items: Sequence[typing.Mapping[str, object]], keys: frozenset[s
     return batch
 
 
-def _sources(exports: dict[str, Path], render_on: str) -> dict[str, Callable[[], typing.Any]]:
-    config = TaskConfig.from_dict(CONFIG)
-    sources: dict[str, Callable[[], typing.Any]] = {
-        "onthefly": lambda: OnTheFlyDataset(config, "train", SPEC, render_on=render_on),
-    }
-    for name in FORMATS:
-        sources[name] = lambda name=name: open_export(exports[name], "train", render_on=render_on)
-    return sources
+def _datasets(exports: dict[str, Path], render_on: str) -> list[typing.Any]:
+    """The on-the-fly dataset and every export format's, all over the same train split."""
+    on_the_fly = OnTheFlyDataset(TaskConfig.from_dict(CONFIG), "train", SPEC, render_on=render_on)
+    return [on_the_fly, *(open_export(exports[name], "train", render_on=render_on) for name in FORMATS)]
 
 
 @pytest.mark.parametrize("render_on", ["cpu", "device"])
 def test_grid_items_have_the_grid_item_keys(exports: dict[str, Path], render_on: str) -> None:
     keys = RENDERED_KEYS if render_on == "cpu" else GRID_KEYS
-    for name, make in _sources(exports, render_on).items():
-        dataset = make()
+    for dataset in _datasets(exports, render_on):
         items = [dataset[index] for index in range(len(dataset))]
         for item in items:
             assert_typed(item, GridItem, keys)
         batch = assert_batch(items, keys | SHAPE_KEYS)
-        assert_typed(to_device_batch(batch, SPEC), Batch, RENDERED_KEYS | SHAPE_KEYS), name
+        assert_typed(to_device_batch(batch, SPEC), Batch, RENDERED_KEYS | SHAPE_KEYS)
 
 
 def test_streamed_shards_yield_grid_items(exports: dict[str, Path]) -> None:
