@@ -176,8 +176,9 @@ class HFImageDataset(Dataset):
         items: list[Item] = []
         for position, row in enumerate(rows):
             record = {name: values[position] for name, values in columns.items()}
+            item = record_item(record)
             images = {role: self._image(record[name], name, row) for role, name in self.fields.items()}
-            items.append(image_item(record_item(record), images, self.split, row, str(row)))
+            items.append(image_item(item, images, self.split, row, str(row)))
         return items
 
     def _image(self, value: Any, column: str, row: int) -> torch.Tensor:
