@@ -83,11 +83,11 @@ def export_targets(path: str | Path, n: int = 32, split: str = "test_id") -> tup
     spec = RenderSpec.from_dict(manifest["settings"]["render_spec"])
     dataset = open_dataset(str(path), split, spec=spec, render_on="device")
     items = [dataset[i] for i in range(min(n, dataset_length(dataset)))]
-    if not items or items[0].get("target_grid") is None:
+    if not items or "target_grid" not in items[0]:
         raise UserError(f"{path}: split {split} holds no grids; the perturbation study needs an export with grids")
     targets = [
         Target(item["input_grid"].numpy().astype(np.uint8), item["target_grid"].numpy().astype(np.uint8),
-               int(item.get("render_seed", 0)))
+               int(item["render_seed"]))
         for item in items
     ]
     return targets, spec

@@ -2,16 +2,18 @@
 
 Input and target grids are padded to one common size (the largest side over both), so a batch's
 grids can be concatenated and rendered in one call on the training device; -1 marks the cells
-outside each grid and `grid_shape` / `target_grid_shape` hold the real sizes.
+outside each grid and `grid_shape` / `target_grid_shape` hold the real sizes. Items and batches
+are the types of `vision_bench.data.batch`; keys a Dataset adds beyond them are batched alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 import torch
 
+from vision_bench.data.batch import Batch
 from vision_bench.errors import DataError
 
 PAD_VALUE = -1
@@ -42,8 +44,9 @@ def _stack_values(key: str, values: list[Any]) -> Any:
     return torch.tensor(values, dtype=torch.long)
 
 
-def collate(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One batch dict from a list of items (for `torch.utils.data.DataLoader(collate_fn=collate)`)."""
+def collate(items: Sequence[Mapping[str, Any]]) -> Batch:
+    """One `Batch` from a list of items (`Item`s or any dicts with more keys), for
+    `torch.utils.data.DataLoader(collate_fn=collate)`."""
     if not items:
         raise DataError("cannot collate an empty list of items")
     keys = list(items[0])
@@ -59,12 +62,12 @@ def collate(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for key in keys:
         if key not in batch:
             batch[key] = _stack_values(key, [item[key] for item in items])
-    return batch
+    return cast(Batch, batch)
 
 
-def grid_list(batch: Mapping[str, Any], key: str = "input_grid") -> list[torch.Tensor]:
+def grid_list(batch: Batch, key: Literal["input_grid", "target_grid"] = "input_grid") -> list[torch.Tensor]:
     """The unpadded grids of a batch, each cropped to its real shape."""
-    shapes = batch[_SHAPE_KEYS[key]].tolist()
+    shapes = (batch["grid_shape"] if key == "input_grid" else batch["target_grid_shape"]).tolist()
     return [grid[:h, :w] for grid, (h, w) in zip(batch[key], shapes)]
 
 

@@ -12,13 +12,14 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pyarrow as pa
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
+from vision_bench.data.batch import GridItem
 from vision_bench.data.export_formats import FORMATS
 from vision_bench.data.folder import is_metadata_file
 from vision_bench.data.images import load_image_tensor
@@ -93,10 +94,10 @@ class ExportDataset(Dataset, ABC):
                 "re-export the images with the spec you want"
             )
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def __getitem__(self, index: int) -> GridItem:
         return self.__getitems__([index])[0]
 
-    def __getitems__(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+    def __getitems__(self, indices: Sequence[int]) -> list[GridItem]:
         """Items of a whole batch (used by `DataLoader`); images only when `render_on="cpu"`."""
         rows = [self._check_index(i) for i in indices]
         items = [self._grid_item(row) for row in rows]
@@ -105,11 +106,11 @@ class ExportDataset(Dataset, ABC):
         return items
 
     @abstractmethod
-    def _grid_item(self, row: int) -> dict[str, Any]:
+    def _grid_item(self, row: int) -> GridItem:
         """Item `row` without images."""
 
     @abstractmethod
-    def _add_images(self, items: list[dict[str, Any]], rows: list[int]) -> None:
+    def _add_images(self, items: list[GridItem], rows: list[int]) -> None:
         """Set `input` and `target` of each item (decoded from the export or rendered)."""
 
 
@@ -121,7 +122,7 @@ class _MetadataTable:
         self.input_grids = GridColumn(table.column("input_grid"))
         self.target_grids = GridColumn(table.column("target_grid"))
 
-    def item(self, row: int) -> dict[str, Any]:
+    def item(self, row: int) -> GridItem:
         value = {name: column[row].as_py() for name, column in self.columns.items()}
         return grid_item(
             self.input_grids[row], self.target_grids[row], task_code=value["task_code"], sequence=value["sequence"],
@@ -146,10 +147,10 @@ class FolderDataset(ExportDataset):
         self.input_files = table.column("input_file").to_pylist()
         self.target_files = table.column("target_file").to_pylist()
 
-    def _grid_item(self, row: int) -> dict[str, Any]:
+    def _grid_item(self, row: int) -> GridItem:
         return self.metadata.item(row)
 
-    def _add_images(self, items: list[dict[str, Any]], rows: list[int]) -> None:
+    def _add_images(self, items: list[GridItem], rows: list[int]) -> None:
         for item, row in zip(items, rows):
             item["input"] = load_image_tensor(self.root / self.input_files[row])
             item["target"] = load_image_tensor(self.root / self.target_files[row])
@@ -161,15 +162,15 @@ class ParquetImageDataset(ExportDataset):
     def __init__(self, root: str | Path, split: str, spec: RenderSpec | None = None, **options: Any) -> None:
         super().__init__(root, split, spec, **options)
         self._check_images_match_spec()
-        images = ["input", "target"] if self.render_on == "cpu" else []
+        images: list[Literal["input", "target"]] = ["input", "target"] if self.render_on == "cpu" else []
         table = _concat_tables([self.root / name for name in self.files], [*_METADATA_COLUMNS, *images])
         self.metadata = _MetadataTable(table)
         self.images = {name: table.column(name).combine_chunks().field("bytes") for name in images}
 
-    def _grid_item(self, row: int) -> dict[str, Any]:
+    def _grid_item(self, row: int) -> GridItem:
         return self.metadata.item(row)
 
-    def _add_images(self, items: list[dict[str, Any]], rows: list[int]) -> None:
+    def _add_images(self, items: list[GridItem], rows: list[int]) -> None:
         for item, row in zip(items, rows):
             for name, column in self.images.items():
                 item[name] = load_image_tensor(column[row].as_py())
@@ -184,7 +185,7 @@ class WebDatasetDataset(ExportDataset):
         tars = [TarIndex(self.root / name) for name in self.files]
         self.entries = [(tar, key) for tar in tars for key in tar.keys]
 
-    def _grid_item(self, row: int) -> dict[str, Any]:
+    def _grid_item(self, row: int) -> GridItem:
         tar, key = self.entries[row]
         record = json.loads(tar.read(key, "json"))
         return grid_item(
@@ -193,7 +194,7 @@ class WebDatasetDataset(ExportDataset):
             task_key=record["task_key"], seed=record["seed"],
         )
 
-    def _add_images(self, items: list[dict[str, Any]], rows: list[int]) -> None:
+    def _add_images(self, items: list[GridItem], rows: list[int]) -> None:
         for item, row in zip(items, rows):
             tar, key = self.entries[row]
             for field in ("input", "target"):
@@ -210,10 +211,10 @@ class GridsDataset(ExportDataset):
         super().__init__(root, split, spec, **options)
         self.samples = [sample for name in self.files for sample in read_tasks(self.root / name)]
 
-    def _grid_item(self, row: int) -> dict[str, Any]:
+    def _grid_item(self, row: int) -> GridItem:
         return sample_item(self.samples[row])
 
-    def _add_images(self, items: list[dict[str, Any]], rows: list[int]) -> None:
+    def _add_images(self, items: list[GridItem], rows: list[int]) -> None:
         add_rendered_images(items, self.spec)
 
 

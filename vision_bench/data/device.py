@@ -9,8 +9,8 @@ moved.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -18,6 +18,7 @@ import torch
 from render.raster import render_batch
 from render.spec import RenderSpec
 from render.torch_backend import render_grids
+from vision_bench.data.batch import Batch
 from vision_bench.data.images import batch_tensor
 from vision_bench.errors import DataError
 
@@ -54,11 +55,11 @@ class GridBatchRenderer:
         self.device = torch.device(device)
         self.use_numpy = backend == "numpy" or (backend == "auto" and self.device.type == "cpu")
 
-    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        moved = {
+    def __call__(self, batch: Batch) -> Batch:
+        moved = cast(Batch, {
             key: value.to(self.device, non_blocking=True) if isinstance(value, torch.Tensor) else value
             for key, value in batch.items()
-        }
+        })
         if "input" in moved and "target" in moved:
             return moved
         if "input_grid" not in batch or "target_grid" not in batch:
@@ -73,7 +74,7 @@ class GridBatchRenderer:
         moved["input"], moved["target"] = images[:count], images[count:]
         return moved
 
-    def _render_numpy(self, grids: torch.Tensor, batch: Mapping[str, Any], seeds: list[int]) -> torch.Tensor:
+    def _render_numpy(self, grids: torch.Tensor, batch: Batch, seeds: list[int]) -> torch.Tensor:
         if "grid_shape" in batch and "target_grid_shape" in batch:
             shapes = torch.cat([batch["grid_shape"], batch["target_grid_shape"]]).tolist()
         else:
@@ -82,7 +83,7 @@ class GridBatchRenderer:
         return batch_tensor(pixels)
 
 
-def to_device_batch(batch: Mapping[str, Any], spec: RenderSpec, device: str | torch.device = "cpu") -> dict[str, Any]:
+def to_device_batch(batch: Batch, spec: RenderSpec, device: str | torch.device = "cpu") -> Batch:
     """A collated batch on `device` with `input` / `target` images, drawn there if the items had none."""
     return GridBatchRenderer(spec, device)(batch)
 

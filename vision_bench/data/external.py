@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from render.spec import RenderSpec
+from vision_bench.data.batch import GridItem, Item, PairItem
 from vision_bench.data.items import grid_item
 from vision_bench.errors import DataError
 
@@ -38,7 +39,7 @@ def source_split(split: str, splits: Mapping[str, str] | None) -> str:
     return str((splits or {}).get(split, split))
 
 
-def record_item(record: Mapping[str, Any]) -> dict[str, Any] | None:
+def record_item(record: Mapping[str, Any]) -> GridItem | None:
     """The item (without images) of a sample carrying this project's metadata; None for other samples."""
     if any(key not in record for key in _RECORD_KEYS):
         return None
@@ -49,9 +50,13 @@ def record_item(record: Mapping[str, Any]) -> dict[str, Any] | None:
     )
 
 
-def plain_item(split: str, index: int, key: str) -> dict[str, Any]:
-    """The item (without images) of an image pair with no metadata."""
-    return {"split": split, "index": int(index), "key": key}
+def image_item(item: GridItem | None, images: Mapping[str, torch.Tensor], split: str, index: int, key: str) -> Item:
+    """`item` with the sample's `input` / `target` images, or, for a sample without metadata (`item`
+    None), the `PairItem` of its images."""
+    if item is None:
+        return PairItem(input=images["input"], target=images["target"], split=split, index=int(index), key=key)
+    item["input"], item["target"] = images["input"], images["target"]
+    return item
 
 
 def stored_spec(image: torch.Tensor, spec: RenderSpec | None, source: str) -> RenderSpec:
@@ -67,4 +72,4 @@ def stored_spec(image: torch.Tensor, spec: RenderSpec | None, source: str) -> Re
     return spec
 
 
-__all__ = ["IMAGE_ROLES", "image_fields", "plain_item", "record_item", "source_split", "stored_spec"]
+__all__ = ["IMAGE_ROLES", "image_fields", "image_item", "record_item", "source_split", "stored_spec"]

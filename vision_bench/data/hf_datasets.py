@@ -23,7 +23,8 @@ import yaml
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
-from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
+from vision_bench.data.batch import Item
+from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
 
@@ -168,20 +169,19 @@ class HFImageDataset(Dataset):
     def __len__(self) -> int:
         return len(self.table)
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def __getitem__(self, index: int) -> Item:
         return self.__getitems__([index])[0]
 
-    def __getitems__(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+    def __getitems__(self, indices: Sequence[int]) -> list[Item]:
         """Items of a whole batch: one read of the table for all of them."""
         rows = [int(index) for index in indices]
         columns = self.table[rows]
-        items = []
+        items: list[Item] = []
         for position, row in enumerate(rows):
             record = {name: values[position] for name, values in columns.items()}
-            item = record_item(record) or plain_item(self.split, row, str(row))
-            for role, name in self.fields.items():
-                item[role] = self._image(record[name], name, row)
-            items.append(item)
+            item = record_item(record)
+            images = {role: self._image(record[name], name, row) for role, name in self.fields.items()}
+            items.append(image_item(item, images, self.split, row, str(row)))
         return items
 
     def _image(self, value: Any, column: str, row: int) -> torch.Tensor:

@@ -13,10 +13,10 @@ grid keys, so models can still be scored on pixel and perceptual metrics.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from torch.utils.data import Dataset
 
+from vision_bench.data.batch import PairItem
 from vision_bench.data.images import load_image_tensor
 from vision_bench.errors import DataError
 
@@ -36,7 +36,7 @@ class ImagePairDataset(Dataset):
     def __len__(self) -> int:
         return len(self.pairs)
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def __getitem__(self, index: int) -> PairItem:
         key, input_path, target_path = self.pairs[index]
         return {
             "input": load_image_tensor(input_path),

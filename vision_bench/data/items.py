@@ -1,9 +1,7 @@
-"""Dataset items: the dict every loader yields, built the same way from every source.
+"""Dataset items with grids (`vision_bench.data.batch.GridItem`), built the same way from every source.
 
-Keys: `input_grid`, `target_grid` (long (h, w)), `task_code` (long (4,)), `sequence` (tuple of
-names), `split`, `index`, `task_key`, `render_seed` (the seed that draws this sample's images), and,
-unless images are rendered later on the training device, `input` and `target` (float (3, H, W) in
-[0, 1]).
+`render_seed` is the seed that draws the sample's images; `input` and `target` are added unless
+images are rendered later on the training device.
 """
 
 from __future__ import annotations
@@ -16,6 +14,7 @@ import torch
 
 from render.raster import render_batch
 from render.spec import RenderSpec
+from vision_bench.data.batch import GridItem
 from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
 from vision_bench.errors import DataError
@@ -39,7 +38,7 @@ def grid_item(
     index: int,
     task_key: str,
     seed: int | None,
-) -> dict[str, Any]:
+) -> GridItem:
     """An item without images; `render_seed` follows from (seed, split, index)."""
     return {
         "input_grid": torch.from_numpy(np.array(input_grid, dtype=np.int64)),
@@ -53,7 +52,7 @@ def grid_item(
     }
 
 
-def sample_item(sample: Any) -> dict[str, Any]:
+def sample_item(sample: Any) -> GridItem:
     """An item without images from a generator `TaskSample`."""
     return grid_item(
         sample.input,
@@ -67,7 +66,7 @@ def sample_item(sample: Any) -> dict[str, Any]:
     )
 
 
-def add_rendered_images(items: Sequence[dict[str, Any]], spec: RenderSpec) -> None:
+def add_rendered_images(items: Sequence[GridItem], spec: RenderSpec) -> None:
     """Render every item's input and target grid with its own seed, in one batched call."""
     grids = [item["input_grid"].numpy() for item in items] + [item["target_grid"].numpy() for item in items]
     seeds = [item["render_seed"] for item in items] * 2

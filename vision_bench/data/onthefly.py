@@ -9,12 +9,12 @@ training device, so the feed does no image work at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
+from vision_bench.data.batch import GridItem
 from vision_bench.data.items import add_rendered_images, check_render_on, sample_item
 from vision_bench.errors import DataError
 from vision_bench.tasks.config import SPLITS, TaskConfig
@@ -54,10 +54,10 @@ class OnTheFlyDataset(Dataset):
             raise IndexError(f"index {index} out of range for {self.length} items")
         return self.offset + index
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def __getitem__(self, index: int) -> GridItem:
         return self.__getitems__([index])[0]
 
-    def __getitems__(self, indices: Sequence[int]) -> list[dict[str, Any]]:
+    def __getitems__(self, indices: Sequence[int]) -> list[GridItem]:
         """A whole batch at once (used by `DataLoader`): one batched render for all its images."""
         items = [sample_item(sources.sample(self.config, self.split, self._index(i))) for i in indices]
         if self.render_on == "cpu" and items:

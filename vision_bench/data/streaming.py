@@ -27,13 +27,13 @@ import json
 import random
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
-from typing import Any
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from render.spec import RenderSpec
-from vision_bench.data.external import image_fields, plain_item, record_item, source_split, stored_spec
+from vision_bench.data.batch import Item
+from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_pattern, tar_samples
 from vision_bench.errors import CorruptFileError, DataError
@@ -109,7 +109,7 @@ class ShardStreamDataset(IterableDataset):
 
     # ----------------------------------------------------------------- iteration
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Item]:
         epoch, start = (int(value) for value in self._position.tolist())
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
@@ -160,7 +160,7 @@ class ShardStreamDataset(IterableDataset):
             for key, fields in tar_samples(url):
                 yield next(ordinal), url, key, fields
 
-    def _items(self, samples: Iterable[RawSample]) -> Generator[dict[str, Any], None, None]:
+    def _items(self, samples: Iterable[RawSample]) -> Generator[Item, None, None]:
         for ordinal, url, key, fields in samples:
             images = {role: self._member(url, key, fields, name) for role, name in self.fields.items()}
             item = None
@@ -169,10 +169,8 @@ class ShardStreamDataset(IterableDataset):
                     item = record_item(json.loads(fields["json"]))
                 except (ValueError, TypeError) as error:
                     raise CorruptFileError(f"{url}: {key}.json is not a metadata record ({error})") from None
-            item = item if item is not None else plain_item(self.split, ordinal, key)
-            for role, data in images.items():
-                item[role] = load_image_tensor(data)
-            yield item
+            decoded = {role: load_image_tensor(data) for role, data in images.items()}
+            yield image_item(item, decoded, self.split, ordinal, key)
 
     def _member(self, url: str, key: str, fields: Mapping[str, bytes], name: str) -> bytes:
         """The bytes of field `name` (`input` matches `input.png`, `input.jpg`, ...)."""

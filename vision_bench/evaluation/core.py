@@ -20,6 +20,8 @@ from torch.utils.data import DataLoader, Dataset
 from tqdm import tqdm
 
 from render.spec import RenderSpec
+from vision_bench.data.batch import Batch, target_shapes
+from vision_bench.errors import DataError
 from vision_bench.evaluation.sheets import SheetRow, to_uint8_image
 from vision_bench.metrics import (
     METRICS,
@@ -80,12 +82,12 @@ def _score_key(values: Mapping[str, torch.Tensor], row: int) -> tuple[float, flo
     return accuracy, -error if math.isfinite(error) else -math.inf
 
 
-def _label(split: str, batch: Mapping[str, Any], row: int, values: Mapping[str, torch.Tensor]) -> str:
+def _label(split: str, batch: Batch, row: int, values: Mapping[str, torch.Tensor]) -> str:
     index = int(batch["index"][row]) if "index" in batch else row
-    sequence = batch.get("sequence")
     lines = [f"{split} #{index}"]
-    if sequence is not None and len(sequence[row]):
-        lines.append("\n".join(", ".join(sequence[row][i:i + 2]) for i in range(0, len(sequence[row]), 2)))
+    if "sequence" in batch and len(batch["sequence"][row]):
+        sequence = batch["sequence"][row]
+        lines.append("\n".join(", ".join(sequence[i:i + 2]) for i in range(0, len(sequence), 2)))
     scores = []
     if "grid_accuracy" in values:
         scores.append(f"GA {100 * float(values['grid_accuracy'][row]):.0f}")
@@ -188,7 +190,7 @@ def evaluate_split(
     return {name: _finish(split, columns, score) for name, score in scores.items()}
 
 
-def _record(score: _Scores, split: str, batch: Mapping[str, Any], prediction: torch.Tensor,
+def _record(score: _Scores, split: str, batch: Batch, prediction: torch.Tensor,
             values: MetricValues) -> None:
     score.status.update({k: v for k, v in values.status.items() if v != "ok"})
     for name, tensor in values.items():
@@ -216,7 +218,7 @@ def _finish(split: str, shared_columns: Mapping[str, list[Any]], score: _Scores)
 
 def _batch_metrics(
     prediction: torch.Tensor,
-    batch: Mapping[str, Any],
+    batch: Batch,
     spec: RenderSpec,
     lpips: LpipsLoad | None,
     id_sequences: Sequence[Sequence[str]] | None,
@@ -227,53 +229,53 @@ def _batch_metrics(
     `task` holds the task config's facts the error taxonomy reads (`episode_setup`, `connectivity`)."""
     seeds = _render_seeds(batch, prediction.shape[0])
     grids: dict[str, Any] = {}
-    if isinstance(batch.get("target_grid"), torch.Tensor):
+    if "target_grid" in batch:
         target = batch["target_grid"]
-        shapes = batch.get("target_grid_shape", batch.get("grid_shape"))
+        shapes = target_shapes(batch)
+        if shapes is None:
+            raise DataError("a batch with target grids needs their sizes: 'target_grid_shape' or 'grid_shape'")
         decoded = decode_predictions(prediction, spec, shapes, seeds=seeds)
         grids = {
             "pred_grids": pad_to(decoded.to(target.device), *target.shape[1:]),
             "target_grids": target,
-            "input_grids": batch.get("input_grid"),
+            "input_grids": batch["input_grid"] if "input_grid" in batch else None,
         }
         if id_sequences:
             grids["id_sequences"] = id_sequences
-        if batch.get("sequence") is not None and batch.get("input_grid") is not None:
+        if "sequence" in batch and "input_grid" in batch:
             grids["sequences"] = batch["sequence"]
-            if isinstance(batch.get("task_code"), torch.Tensor):
+            if "task_code" in batch:
                 grids["task_codes"] = batch["task_code"]
             grids.update(task or {})
     background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
     return compute_metrics(
-        prediction, batch["target"], batch.get("input"), background_rgb=background, lpips=lpips,
-        canvas=canvas if grids else None, **grids,
+        prediction, batch["target"], batch["input"] if "input" in batch else None, background_rgb=background,
+        lpips=lpips, canvas=canvas if grids else None, **grids,
     )
 
 
-def _render_seeds(batch: Mapping[str, Any], count: int) -> list[int]:
-    seeds = batch.get("render_seed")
-    if seeds is None:
+def _render_seeds(batch: Batch, count: int) -> list[int]:
+    if "render_seed" not in batch:
         return [0] * count
-    return [int(s) for s in (seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds)]
+    return [int(s) for s in batch["render_seed"].tolist()]
 
 
-def _indices(batch: Mapping[str, Any], count: int) -> list[int]:
-    indices = batch.get("index")
-    indices = indices.tolist() if isinstance(indices, torch.Tensor) else list(indices or range(count))
+def _indices(batch: Batch, count: int) -> list[int]:
+    indices = batch["index"].tolist() if "index" in batch else range(count)
     return [int(i) for i in indices]
 
 
-def _append_columns(columns: dict[str, list[Any]], batch: Mapping[str, Any], count: int) -> None:
+def _append_columns(columns: dict[str, list[Any]], batch: Batch, count: int) -> None:
     columns.setdefault("index", []).extend(_indices(batch, count))
-    columns.setdefault("task_key", []).extend(batch.get("task_key") or [""] * count)
-    sequences = batch.get("sequence") or [()] * count
+    columns.setdefault("task_key", []).extend(batch["task_key"] if "task_key" in batch else [""] * count)
+    sequences = batch["sequence"] if "sequence" in batch else [()] * count
     columns.setdefault("sequence", []).extend([list(s) for s in sequences])
-    if isinstance(batch.get("target_grid"), torch.Tensor):
+    if "target_grid" in batch:
         input_shapes = batch["grid_shape"].tolist()
-        target_shapes = batch.get("target_grid_shape", batch["grid_shape"]).tolist()
+        shapes = batch["target_grid_shape"] if "target_grid_shape" in batch else batch["grid_shape"]
         columns.setdefault("n_objects", []).extend(
             _object_count(g, s) for g, s in zip(batch["input_grid"], input_shapes)
         )
         columns.setdefault("n_target_objects", []).extend(
-            _object_count(g, s) for g, s in zip(batch["target_grid"], target_shapes)
+            _object_count(g, s) for g, s in zip(batch["target_grid"], shapes.tolist())
         )

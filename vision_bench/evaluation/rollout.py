@@ -37,6 +37,7 @@ import torch
 
 from render.raster import render_batch
 from render.spec import RenderSpec
+from vision_bench.data.batch import Batch
 from vision_bench.data.collate import pad_grids
 from vision_bench.data.images import batch_tensor
 from vision_bench.data.sources import render_seed
@@ -117,7 +118,7 @@ class NextFrameOracle(torch.nn.Module):
         super().__init__()
         self.spec = spec
 
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         shapes = batch["grid_shape"].tolist()
         grids = [grid[:height, :width].cpu().numpy().astype(np.uint8)
                  for grid, (height, width) in zip(batch["target_grid"], shapes)]
@@ -158,7 +159,7 @@ def _render(grids: Sequence[np.ndarray], spec: RenderSpec, seeds: Sequence[int])
 
 
 def _batch(images: torch.Tensor, grids: Sequence[np.ndarray], targets: Sequence[np.ndarray],
-           actions: Sequence[str], seeds: Sequence[int], device: torch.device, code_length: int) -> JSONDict:
+           actions: Sequence[str], seeds: Sequence[int], device: torch.device, code_length: int) -> Batch:
     """A model batch: the current images and grids, the action as a one-token task code (padded to the
     study's code length), the true next grids."""
     height = max(grid.shape[0] for grid in grids)
@@ -288,7 +289,7 @@ def _roll_chunk(predictors: Mapping[str, torch.nn.Module], records: dict[str, Sp
         records[name].frames.extend(sheets[name])
 
 
-def _predict(model: torch.nn.Module, batch: Mapping[str, Any]) -> torch.Tensor:
+def _predict(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
     return model.predict(batch).float().cpu().clamp(0.0, 1.0)  # type: ignore[operator]
 
 

@@ -5,8 +5,8 @@ output (rgb: (B, 3, H, W) in [0, 1]; palette: logits (B, 10, H, W)); `predict(ba
 image (B, 3, H, W) in [0, 1] without building a graph; trainable models add
 `training_loss(batch)`; `describe()` is a dict for logs and reports. A model that reads something
 other than images (svib:oracle reads the padded input grids) says so with `batch_inputs` and
-`check_inputs`, and its `forward` takes that instead. Batches are the dicts of
-`vision_bench.data` ('input', 'target', 'task_code', 'input_grid', 'grid_shape', 'sequence', ...).
+`check_inputs`, and its `forward` takes that instead. Batches are `vision_bench.data.batch.Batch`
+dicts ('input', 'target', 'task_code', 'input_grid', 'grid_shape', 'sequence', ...).
 
 A model class is also its family's registry entry (`MODELS`, filled by `@MODELS.register` beside
 each class): its class attributes say how it is named (`usage`, `example_backbone`,
@@ -19,12 +19,12 @@ so that a family builds only its body.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import nn
 
+from vision_bench.data.batch import Batch, TensorField
 from vision_bench.errors import ConfigError
 from vision_bench.models.conditioning import TaskCodeEmbedding, TaskFiLM, check_task_code, resolve_vocab_size
 from vision_bench.models.heads import build_head
@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from vision_bench.models.encoders import TimmBackbone
 
 
-def batch_tensor(batch: Mapping[str, Any], key: str, model_name: str) -> torch.Tensor:
+def batch_tensor(batch: Batch, key: TensorField, model_name: str) -> torch.Tensor:
     """batch[key] as a tensor, or a `ConfigError` naming the missing key."""
-    value = batch.get(key)
+    value = batch[key] if key in batch else None
     if not isinstance(value, torch.Tensor):
         raise ConfigError(f"model {model_name!r} needs batch[{key!r}] (a tensor); the batch has keys {sorted(batch)}")
     return value
@@ -78,10 +78,10 @@ class ImageToImageModel(nn.Module, ABC):
         shared options, the family's own and the rest (`extra`)."""
 
     @abstractmethod
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         """(B, 3, H, W) float in [0, 1]."""
 
-    def training_loss(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def training_loss(self, batch: Batch) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
 
     def details(self) -> dict[str, Any]:
@@ -151,7 +151,7 @@ class TrainableModel(ImageToImageModel):
         """Checked inputs (images (B, 3, S, S), or what `batch_inputs` reads) -> the head's raw channels
         (B, pixel_head.channels, S, S), before its activation."""
 
-    def batch_inputs(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def batch_inputs(self, batch: Batch) -> torch.Tensor:
         """What the model reads from a batch: its 'input' images (the grid-fed svib:oracle reads grids)."""
         return batch_tensor(batch, "input", self.name)
 
@@ -174,21 +174,21 @@ class TrainableModel(ImageToImageModel):
             task_code = None
         return self.pixel_head.activate(self.raw_output(inputs, task_code))
 
-    def _inputs(self, batch: Mapping[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def _inputs(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         device = next(self.parameters()).device
         inputs = self.batch_inputs(batch).to(device, non_blocking=True)
-        task_code = batch.get("task_code")
+        task_code = batch["task_code"] if "task_code" in batch else None
         if self.task_vocab_size is None:
             return inputs, None
         task_code = check_task_code(task_code, inputs.shape[0], self.task_vocab_size, self.name, self.task_code_length)
         return inputs, task_code.to(device, non_blocking=True)
 
     @torch.no_grad()
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         inputs, task_code = self._inputs(batch)
         return self.pixel_head.to_image(self(inputs, task_code))
 
-    def training_loss(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def training_loss(self, batch: Batch) -> torch.Tensor:
         inputs, task_code = self._inputs(batch)
         target = batch_tensor(batch, "target", self.name).to(inputs.device, non_blocking=True)
         expected = (inputs.shape[0], 3, self.image_size, self.image_size)

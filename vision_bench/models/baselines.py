@@ -20,6 +20,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from vision_bench.data.batch import Batch, target_shapes
 from vision_bench.errors import ConfigError
 from vision_bench.models.base import MODELS, BaselineModel, batch_tensor
 from vision_bench.models.options import FamilyOptions, SharedOptions, option
@@ -39,7 +40,7 @@ class CopyInputModel(BaselineModel):
         return images.to(torch.float32, copy=True)
 
     @torch.no_grad()
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         return self(batch_tensor(batch, "input", self.name))
 
 
@@ -56,7 +57,7 @@ class MeanTargetModel(BaselineModel):
         self.register_buffer("mean_image", torch.zeros(3, size, size))
         self.register_buffer("samples_seen", torch.zeros((), dtype=torch.long))
 
-    def fit(self, batches: Iterable[Mapping[str, Any]]) -> MeanTargetModel:
+    def fit(self, batches: Iterable[Batch]) -> MeanTargetModel:
         """Average the 'target' images of `batches` (for example one pass over the training loader)."""
         total = torch.zeros(3, self.image_size, self.image_size, dtype=torch.float64, device=self.mean_image.device)
         count = 0
@@ -86,7 +87,7 @@ class MeanTargetModel(BaselineModel):
         return self.mean_image.to(images.device).expand(images.shape[0], -1, -1, -1).clone()
 
     @torch.no_grad()
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         return self(batch_tensor(batch, "input", self.name))
 
     def details(self) -> dict[str, Any]:
@@ -146,7 +147,7 @@ class GroundTruthModel(BaselineModel):
             "ground_truth predicts from the true grids, sequences and task codes, not from pixels; call predict(batch)"
         )
 
-    def _output_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
+    def _output_grids(self, batch: Batch) -> list[np.ndarray]:
         """Each sample's rule applied to its input grid: the selector read from batch['task_code'] (none when
         the batch has no codes or a code names no selector), the transformations from batch['sequence'].
         On an episode study, batch['target_grid'] (the grammar that makes it is not in the batch)."""
@@ -154,32 +155,30 @@ class GroundTruthModel(BaselineModel):
             return self._target_grids(batch)
         grids = batch_tensor(batch, "input_grid", self.name)
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
-        sequences = batch.get("sequence")
+        sequences = batch["sequence"] if "sequence" in batch else None
         if sequences is None or len(sequences) != len(grids):
             raise ConfigError("ground_truth needs batch['sequence']: the true transformation names of every sample")
-        codes = batch.get("task_code")
-        selectors = [None] * len(grids) if codes is None else [decode_selector(code) for code in codes.tolist()]
+        selectors = ([decode_selector(code) for code in batch["task_code"].tolist()] if "task_code" in batch
+                     else [None] * len(grids))
         return [
             apply_rule(grid[:height, :width], names, selector, connectivity=self.connectivity)
             for grid, (height, width), names, selector in zip(grids.cpu().numpy(), shapes, sequences, selectors)
         ]
 
-    def _target_grids(self, batch: Mapping[str, Any]) -> list[np.ndarray]:
+    def _target_grids(self, batch: Batch) -> list[np.ndarray]:
         """The batch's true target grids, unpadded."""
         targets = batch_tensor(batch, "target_grid", self.name)
-        shapes = batch.get("target_grid_shape", batch.get("grid_shape"))
+        shapes = target_shapes(batch)
         if shapes is None:
             raise ConfigError("ground_truth needs batch['target_grid_shape']: the real size of every target grid")
         return [grid[:height, :width].cpu().numpy() for grid, (height, width) in zip(targets, shapes.tolist())]
 
     @torch.no_grad()
-    def predict(self, batch: Mapping[str, Any]) -> torch.Tensor:
+    def predict(self, batch: Batch) -> torch.Tensor:
         """Drawn exactly as `vision_bench.data` draws targets: numpy on the CPU, torch elsewhere, same seeds."""
         outputs = self._output_grids(batch)
-        seeds = batch.get("render_seed")
-        seeds = seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds
-        images = batch.get("input")
-        device = images.device if isinstance(images, torch.Tensor) else torch.device("cpu")
+        seeds = batch["render_seed"].tolist() if "render_seed" in batch else None
+        device = batch["input"].device if "input" in batch else torch.device("cpu")
         if device.type == "cpu":
             from render.raster import render_batch
             from vision_bench.data.images import batch_tensor as image_batch

@@ -28,13 +28,13 @@ The presets keep SVIB's settings and train from scratch; `vit:<timm vit>` with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
 from torch import nn
 
+from vision_bench.data.batch import Batch
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import MODELS, TrainableModel
 from vision_bench.models.heads import PALETTE_SIZE
@@ -230,8 +230,8 @@ class SvibOracleModel(SvibModel):
         super().__init__("oracle", shared, GridCellEncoder(grid_size, ORACLE_WIDTH))
         self.grid_size = grid_size
 
-    def batch_inputs(self, batch: Mapping[str, Any]) -> torch.Tensor:
-        grids = batch.get("input_grid")
+    def batch_inputs(self, batch: Batch) -> torch.Tensor:
+        grids = batch["input_grid"] if "input_grid" in batch else None
         if not isinstance(grids, torch.Tensor):
             raise ConfigError(
                 "svib:oracle reads the input grids, but this dataset has images only (no 'input_grid'); "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import platform
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -17,6 +17,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Subset
 
 from render.spec import RenderSpec
+from vision_bench.data.batch import Batch
 from vision_bench.data.opening import dataset_length
 from vision_bench.errors import ConfigError
 from vision_bench.train.config import TrainConfig
@@ -125,13 +126,13 @@ class DeviceFeed:
         self.spec = spec
         self.runtime = runtime
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, batch: Batch) -> Batch:
         from vision_bench.data import to_device_batch
 
         batch = to_device_batch(batch, self.spec, self.runtime.device)
         if self.runtime.channels_last:
-            for key in ("input", "target"):
-                batch[key] = batch[key].contiguous(memory_format=torch.channels_last)
+            batch["input"] = batch["input"].contiguous(memory_format=torch.channels_last)
+            batch["target"] = batch["target"].contiguous(memory_format=torch.channels_last)
         return batch
 
 
@@ -202,7 +203,7 @@ class TrainLoader:
             **worker_options(num_workers, pin_memory),
         )
 
-    def epoch(self, epoch: int, start_batch: int = 0) -> Iterator[dict[str, Any]]:
+    def epoch(self, epoch: int, start_batch: int = 0) -> Iterator[Batch]:
         """The batches of `epoch` from its batch `start_batch` on."""
         self.order.set_position(epoch, start_batch)
         self.generator.manual_seed(self.seed * 1_000_003 + epoch)
@@ -247,7 +248,7 @@ def eval_loader(dataset: Dataset, indices: Iterable[int] | None = None, *, batch
     )
 
 
-def first_samples(dataset: Dataset, count: int) -> dict[str, Any] | None:
+def first_samples(dataset: Dataset, count: int) -> Batch | None:
     """The first `count` samples of `dataset` (of a stream too) as one collated batch, read in this
     process without a DataLoader; None when the dataset is empty."""
     from vision_bench.data.collate import collate
@@ -266,16 +267,14 @@ def check_first_sample(dataset: Dataset) -> None:
         dataset[0]
 
 
-def grid_exact_match(prediction: torch.Tensor, batch: Mapping[str, Any], spec: RenderSpec) -> torch.Tensor | None:
+def grid_exact_match(prediction: torch.Tensor, batch: Batch, spec: RenderSpec) -> torch.Tensor | None:
     """1/0 per sample: does the prediction, decoded to a grid, equal the target grid? None without grids."""
     from vision_bench.metrics import compute_metrics, decode_predictions
 
-    shapes = batch.get("target_grid_shape")
-    if batch.get("target_grid") is None or shapes is None:
+    if "target_grid" not in batch or "target_grid_shape" not in batch:
         return None
-    seeds = batch.get("render_seed")
-    seeds = seeds.tolist() if isinstance(seeds, torch.Tensor) else seeds
-    predicted = decode_predictions(prediction.clamp(0, 1), spec, shapes, seeds=seeds)
+    seeds = batch["render_seed"].tolist() if "render_seed" in batch else None
+    predicted = decode_predictions(prediction.clamp(0, 1), spec, batch["target_grid_shape"], seeds=seeds)
     target = batch["target_grid"][:, : predicted.shape[1], : predicted.shape[2]]
     return compute_metrics(pred_grids=predicted, target_grids=target, names=["grid_accuracy"])["grid_accuracy"]
 

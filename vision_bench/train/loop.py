@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from vision_bench.data.batch import Batch
 from vision_bench.errors import ConfigError, DataError, UserError
 from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.train import components
@@ -383,7 +384,7 @@ class _Run:
         if every is not None and self.step % every == 0:
             self._save(best=False)
 
-    def _optimizer_step(self, step_module: nn.Module, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    def _optimizer_step(self, step_module: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         self.model.train()
         with autocast(self.runtime):
             loss = step_module(batch)

@@ -9,18 +9,18 @@ are reduced, so the numbers equal those of a single process. The loaders are bui
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from render.spec import RenderSpec
+from vision_bench.data.batch import Batch
 from vision_bench.train import components
 from vision_bench.train.device import Runtime, autocast
 from vision_bench.train.distributed import DistributedContext, all_reduce_sum, shard_indices
 
-Feed = Callable[[dict[str, Any]], dict[str, Any]]
+Feed = Callable[[Batch], Batch]
 
 
 def validation_loaders(
@@ -43,7 +43,7 @@ def validation_loaders(
 @torch.no_grad()
 def validate(
     model: nn.Module,
-    loaders: Mapping[str, Iterable[dict[str, Any]]],
+    loaders: Mapping[str, Iterable[Batch]],
     *,
     feed: Feed,
     spec: RenderSpec,
@@ -66,7 +66,7 @@ def validate(
 def _validate_split(
     model: nn.Module,
     split: str,
-    loader: Iterable[dict[str, Any]],
+    loader: Iterable[Batch],
     feed: Feed,
     spec: RenderSpec,
     context: DistributedContext,
