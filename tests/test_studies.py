@@ -17,7 +17,7 @@ from vision_bench.tasks.sampling import generate_split
 from vision_bench.tasks.selectors import selector_name
 from vision_bench.tasks.studies import STUDIES, get_study
 from vision_bench.tasks.studies.alpha import COLORS, FOOTPRINTS, SIZES, combinations, training_combinations
-from vision_bench.tasks.studies.registry import FAMILIES
+from vision_bench.tasks.studies.registry import MODULES
 
 TU, R, MH = "translate_up", "rot90", "mirror_horizontal"
 
@@ -193,7 +193,7 @@ def test_cli_lists_studies(capsys: pytest.CaptureFixture) -> None:
 
 
 def registering_module(study_id: str) -> str:
-    """The study module (an entry of `FAMILIES`) whose builder `study_id` calls."""
+    """The study module (an entry of `MODULES`) whose builder `study_id` calls."""
     builder = STUDIES[study_id]
     while isinstance(builder, partial):
         builder = builder.func
@@ -207,6 +207,6 @@ def test_study_modules_register_in_listing_order() -> None:
                     ("experiment0", 3), ("worldmodel", 41), ("gcog", 7), ("carc", 8)]
     assert families == sorted(families, key=[name for name, _ in runs].index)
     modules = [registering_module(study_id) for study_id in STUDIES]
-    assert list(dict.fromkeys(modules)) == list(FAMILIES)
-    assert modules == sorted(modules, key=FAMILIES.index)
+    assert list(dict.fromkeys(modules)) == list(MODULES)
+    assert modules == sorted(modules, key=MODULES.index)
     assert STUDIES.description("envgen/G2/3").startswith("EnvGen G2-3 (")

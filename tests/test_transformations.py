@@ -460,9 +460,9 @@ def test_emptied_cells_of_a_kept_window_never_paint_over_another_object() -> Non
 
 
 def test_family_modules_register_every_transformation_under_its_own_name() -> None:
-    from vision_bench.tasks.transformations.registry import FAMILIES
+    from vision_bench.tasks.transformations.registry import MODULES
 
-    assert FAMILIES == ("move", "rotate_mirror", "crop", "color", "fill", "contour", "pad", "tile")
+    assert MODULES == ("move", "rotate_mirror", "crop", "color", "fill", "contour", "pad", "tile")
     for name, transformation in TRANSFORMATIONS.items():
         assert transformation.name == name and TRANSFORMATIONS.description(name) == transformation.description
     crops = [name for name in TRANSFORMATIONS if name.startswith("crop_")]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from render.spec import RenderSpec
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 NAME = "render"
 HELP = "render the input/output grids of a generated Parquet, COGITAO Parquet or ARC JSON task file as images"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     from matplotlib.figure import Figure
 
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 NAME = "show"
 HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"

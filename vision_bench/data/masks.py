@@ -25,7 +25,7 @@ from vision_bench.tasks.grid import GridObject, extract_objects
 from vision_bench.tasks.transformations import TRANSFORMATIONS
 
 if TYPE_CHECKING:
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 MAX_OBJECTS = 255
 

@@ -19,7 +19,7 @@ from vision_bench.data.sources import render_seed
 from vision_bench.io.documents import JSONDict
 
 if TYPE_CHECKING:
-    from vision_bench.tasks.generator import TaskSample
+    from vision_bench.tasks.sample import TaskSample
 
 GRID_TYPE = pa.list_(pa.list_(pa.int8()))
 METADATA_SCHEMA = pa.schema(

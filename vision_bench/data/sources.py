@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vision_bench.tasks.config import SPLITS, TaskConfig
+from vision_bench.tasks.families import family_of
 from vision_bench.tasks.sample import TaskSample
 from vision_bench.tasks.sampling import map_split, served_sample
 
@@ -82,7 +83,8 @@ def load_config(
     overrides: Sequence[str] = (),
 ) -> TaskConfig:
     """A study preset by id (its own counts and seed handling) or a YAML config file, with `--set`
-    overrides (`key.path=value`, validated like the file) and then the count and seed overrides."""
+    overrides (`key.path=value`, validated like the file) and then the count and seed overrides; a
+    `family` that does not fit the config's fields is refused here, before any work."""
     if (study is None) == (config_path is None):
         from vision_bench.errors import ConfigError
 
@@ -97,7 +99,9 @@ def load_config(
             return preset
         return type(preset).from_dict(apply_overrides(preset.to_dict(), overrides), source=f"study {study} with --set")
     config = TaskConfig.from_yaml(config_path, overrides)  # type: ignore[arg-type]
-    return with_overrides(config, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
+    config = with_overrides(config, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
+    family_of(config)
+    return config
 
 
 __all__ = [

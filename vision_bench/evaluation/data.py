@@ -62,10 +62,12 @@ class EvaluationData:
 
 
 def task_facts(task_config: TaskConfig) -> dict[str, Any]:
-    """What the evaluation takes from a task config besides its data: the canvas, the C-ARC setup, the
-    connectivity."""
-    episode = task_config.episode
-    return {"canvas": experiment_canvas(task_config), "episode_setup": None if episode is None else episode.setup,
+    """What the evaluation takes from a task config besides its data: the canvas, the C-ARC setup (its
+    family's `episode_setup`), the connectivity."""
+    from vision_bench.tasks.families import family_of
+
+    setup = family_of(task_config).episode_setup
+    return {"canvas": experiment_canvas(task_config), "episode_setup": None if setup is None else setup(task_config),
             "connectivity": task_config.connectivity}
 
 

@@ -1,9 +1,12 @@
-"""The COGITAO generator's memos of the object library, in one place.
+"""The memos of the object library that the COGITAO generator's modules share.
 
 `LIBRARY` is the fixed object pool (`ObjectLibrary(LIBRARY_SEED)`, like COGITAO's pre-computed object
 file); the functions below are pure functions of it and of transformation names, memoized with a
-bound (`functools.lru_cache`), so they never change what is generated. The other memos are each
-plan's own (`vision_bench.tasks.planning.Plan`) and the plans (`planning.plan_for`).
+bound (`functools.lru_cache`), so they never change what is generated. The task generators' other
+memos stay beside what they memoize, since each is built from its own module's types (and this
+module sits below them): each plan's memos (`vision_bench.tasks.planning.Plan`), the plans
+themselves (`planning.plan_for`, the latest 64 by config content and split) and C-ARC's episodes
+(`vision_bench.tasks.carc.episodes.episode_of`, the latest `EPISODE_CACHE`).
 """
 
 from __future__ import annotations

@@ -165,9 +165,16 @@ class SplitOverrides(StrictConfig):
     test_ood: SplitConfig | None = None
 
 
+SEQUENCE_FAMILIES = frozenset({"sequences", "rules", "world_model"})
+"""The task families whose samples the COGITAO generator makes: their configs (and configs naming no family and
+no `episode`) must say where sequences come from; a config of any other family needs only the fields that
+family uses (the episodes family's `episode`; a family's own checks are its entry's `check`)."""
+
+
 class TaskConfig(StrictConfig):
     """A generation config. Sequences come from `transformations` (each step drawn uniformly, repeats
-    allowed, `depth` steps) or from `sequences` (one drawn uniformly); exactly one must be set.
+    allowed, `depth` steps) or from `sequences` (one drawn uniformly); exactly one must be set for the
+    COGITAO generator's families (`SEQUENCE_FAMILIES`).
     `connectivity` (4 or 8) is the one under which every input object is a single piece, unless an
     object filter asks for connectivity "distance". `square_grid` makes every grid as wide as it is
     high (the height is drawn from `grid_height`; `grid_width` must then be the same range).
@@ -215,16 +222,8 @@ class TaskConfig(StrictConfig):
     def _consistent(self) -> TaskConfig:
         if self.episode is not None:
             return self
-        every_rule_has_sequences = self.rules is not None and all(rule.sequences for rule in self.rules)
-        if (self.transformations is None) == (self.sequences is None) and not (
-                every_rule_has_sequences and self.transformations is None):
-            raise ValueError(
-                "set exactly one of 'transformations' (a pool, with 'depth') or 'sequences' "
-                "(an explicit list of transformation sequences)"
-            )
-        self._check_rules()
-        if self.sequences is not None and "depth" in self.model_fields_set:
-            raise ValueError("'depth' applies to a 'transformations' pool; remove it when giving 'sequences'")
+        if self.family is None or self.family in SEQUENCE_FAMILIES:
+            self._check_sequences()
         if self.square_grid and self.grid_width != self.grid_height:
             raise ValueError("square_grid needs grid_width equal to grid_height; set both to the same range")
         if self.connectivity == 4 and any(f.connectivity == 8 for f in self.object_filter):
@@ -253,6 +252,19 @@ class TaskConfig(StrictConfig):
                 except ConfigError as error:
                     raise ValueError(str(error)) from None
         return self
+
+    def _check_sequences(self) -> None:
+        """The settings of the COGITAO generator's families: where sequences come from, the rules, `depth`."""
+        every_rule_has_sequences = self.rules is not None and all(rule.sequences for rule in self.rules)
+        if (self.transformations is None) == (self.sequences is None) and not (
+                every_rule_has_sequences and self.transformations is None):
+            raise ValueError(
+                "set exactly one of 'transformations' (a pool, with 'depth') or 'sequences' "
+                "(an explicit list of transformation sequences)"
+            )
+        self._check_rules()
+        if self.sequences is not None and "depth" in self.model_fields_set:
+            raise ValueError("'depth' applies to a 'transformations' pool; remove it when giving 'sequences'")
 
     def _check_rules(self) -> None:
         """Rules need no paired splits; distractors need rules; every rule's code fits `task_code_length`."""

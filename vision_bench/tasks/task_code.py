@@ -99,7 +99,7 @@ def transformation_tokens(names: Iterable[str]) -> list[int]:
         if name not in _TOKEN_OF:
             raise UnknownNameError(
                 f"transformation {name!r} was registered after task codes were numbered; register it when its "
-                "family module is imported (transformations/registry.py FAMILIES)")
+                "family module is imported (transformations/registry.py MODULES)")
         tokens.append(_TOKEN_OF[name])
     return tokens
 

@@ -18,6 +18,8 @@ from vision_bench.tasks.sample import TaskSample
 from vision_bench.tasks.selectors import footprint
 from vision_bench.tasks.task_code import IDENTITY_TOKEN
 
+STUDY_PREFIX = "carc/"
+
 
 def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
     """Sample `index` of `split`: `sequence` is the query's level-2 composition in the order applied;
@@ -56,7 +58,14 @@ def _has_episode(config: TaskConfig) -> bool:
     return config.episode is not None
 
 
-FAMILIES.add("episodes", TaskFamily(sample, "C-ARC episodes", claims=_has_episode, study_prefix="carc/",
-                                    episodes=True, reports=frozenset({ERROR_TAXONOMY}),
+def _setup(config: TaskConfig) -> str:
+    """The episode canvas's setup (`3shot`, `systematicity`)."""
+    if config.episode is None:
+        raise ConfigError("the episodes family needs the task config's 'episode' settings")
+    return config.episode.setup
+
+
+FAMILIES.add("episodes", TaskFamily(sample, "C-ARC episodes", claims=_has_episode, study_prefix=STUDY_PREFIX,
+                                    episode_setup=_setup, reports=frozenset({ERROR_TAXONOMY}),
                                     unavailable_metrics=frozenset({"stubbornness"})),
              "Compositional-ARC: episodes of study examples and a query on one canvas")

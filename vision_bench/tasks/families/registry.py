@@ -2,14 +2,16 @@
 
 A config names its family with `family: NAME`; without it, the first family (in the order below)
 whose `claims` accepts the config is its family: `episode` set -> episodes, `kind: world_model` ->
-world_model, `rules` set -> rules, else sequences. A study id belongs to the family with the longest
-`study_prefix` it starts with (sequences' is empty, so it takes the rest).
+world_model, `rules` set -> rules, else sequences. A named family must claim the config too (a
+`family: sequences` config with `rules` is refused). A study id belongs to the family with the
+longest `study_prefix` it starts with (sequences' is empty, so it takes the rest).
 """
 
 from __future__ import annotations
 
+from vision_bench.errors import ConfigError
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.families.base import ERROR_TAXONOMY, FAMILIES, ROLLOUTS, TaskFamily
+from vision_bench.tasks.families.base import ERROR_TAXONOMY, FAMILIES, ROLLOUTS, TaskFamily, underneath
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order configs are tried in.
@@ -18,10 +20,30 @@ from vision_bench.tasks.families import episodes, world_model, rules, sequences 
 
 
 def family_of(config: TaskConfig) -> TaskFamily:
-    """The family that makes `config`'s samples: the one it names, else the first that claims it."""
-    if config.family is not None:
-        return FAMILIES[config.family]
-    return next(family for _, family in FAMILIES.items() if family.claims(config))
+    """The family that makes `config`'s samples: the one it names (which must claim it, if it claims any
+    config), else the first that claims it; its `check` passed; a family with `over` is built over the
+    family underneath it."""
+    family = _named(config) if config.family is not None else _claiming(config)
+    if family.check is not None:
+        family.check(config)
+    return family if family.over is None else family.over(underneath(config))
+
+
+def _named(config: TaskConfig) -> TaskFamily:
+    """The family `config.family` names, which must claim the config when it claims any."""
+    name = str(config.family)
+    family = FAMILIES[name]
+    if family.claims is not None and not family.claims(config):
+        fitting = next(other for other, entry in FAMILIES.items()
+                       if entry.claims is not None and entry.claims(config))
+        raise ConfigError(f"family {name!r} does not fit this task config, whose fields make it a {fitting!r} "
+                          f"config ({FAMILIES[fitting].label}); set family: {fitting}, or leave 'family' out")
+    return family
+
+
+def _claiming(config: TaskConfig) -> TaskFamily:
+    """The first family that claims `config`."""
+    return next(family for _, family in FAMILIES.items() if family.claims is not None and family.claims(config))
 
 
 def study_family(study_id: str) -> TaskFamily:

@@ -1,6 +1,7 @@
 """The `sequences` family: COGITAO's tasks, every object transformed by one drawn sequence
-(`vision_bench.tasks.generator`). It takes every config no other family claims, and every study id
-no other family's prefix names (compgen/, envgen/, alpha/, ...)."""
+(`vision_bench.tasks.generator.generate`, shared with the `rules` family). It claims every config
+without `rules` or `episode` (the last tried), and every study id no other family's prefix names
+(compgen/, envgen/, alpha/, ...)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from vision_bench.tasks.families.base import FAMILIES, TaskFamily
 from vision_bench.tasks.generator import generate, prepare
 
 
-def _always(config: TaskConfig) -> bool:
-    return True
+def _plain(config: TaskConfig) -> bool:
+    return config.rules is None and config.episode is None
 
 
-FAMILIES.add("sequences", TaskFamily(generate, "sequence studies", claims=_always, prepare=prepare, study_prefix=""),
+FAMILIES.add("sequences", TaskFamily(generate, "sequence studies", claims=_plain, prepare=prepare, study_prefix=""),
              "COGITAO: objects from the library, each transformed by the sample's sequence")

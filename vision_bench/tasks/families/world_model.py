@@ -5,16 +5,18 @@ Item i of a split is one step of sequence sample i, (frames[k], action k, frames
 code is the one-token code of the action; the step k is drawn from (seed, split, i) alone
 (`transition_step`). Every dataset path (`vision-bench generate` and `export`, the on-the-fly
 datasets) serves the transition; `sequence_sample` still makes the whole sequence, which the
-rollout report scores closed loop.
+rollout report scores closed loop. The samples are those of the family underneath (`over`: the
+family that claims the config without `kind: world_model`, sequences or rules), whose unavailable
+metrics stay unavailable (a world model of a rule study has no stubbornness either).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from vision_bench.tasks.config import TaskConfig
-from vision_bench.tasks.families.base import FAMILIES, ROLLOUTS, TaskFamily
-from vision_bench.tasks.generator import generate, prepare
+from vision_bench.tasks.families.base import FAMILIES, ROLLOUTS, TaskFamily, underneath
 from vision_bench.tasks.sample import TaskSample
 from vision_bench.tasks.task_code import encode_task_code
 
@@ -46,17 +48,39 @@ def transition(sample: TaskSample, step: int) -> TaskSample:
     )
 
 
-def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
-    """Transition `index` of `split`: one step of sequence sample `index` (see `transition_step`)."""
-    whole = generate(config, split, index)
+def over(family: TaskFamily) -> TaskFamily:
+    """The world-model entry over `family`: transition `index` of `split` is one step of `family`'s whole sample
+    `index` (see `transition_step`); its label and unavailable metrics are `family`'s, plus the rollout report."""
+    whole_sample = family.whole_sample
+
+    def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+        return _served(whole_sample(config, split, index), config, split, index)
+
+    return replace(WORLD_MODEL, sample=sample, sequence_sample=whole_sample, label=family.label,
+                   prepare=family.prepare, reports=family.reports | WORLD_MODEL.reports,
+                   unavailable_metrics=family.unavailable_metrics, over=None)
+
+
+def _served(whole: TaskSample, config: TaskConfig, split: str, index: int) -> TaskSample:
+    """Transition `index` of `split` from its whole sample."""
     return transition(whole, transition_step(config.seed, split, index, len(whole.sequence)))
 
 
+def _sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    return _served(_whole_sample(config, split, index), config, split, index)
+
+
+def _whole_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
+    return underneath(config).whole_sample(config, split, index)
+
+
 def _is_world_model(config: TaskConfig) -> bool:
-    return config.kind == "world_model"
+    return config.kind == "world_model" and config.episode is None
 
 
-FAMILIES.add("world_model", TaskFamily(sample, "world-model studies", claims=_is_world_model, sequence_sample=generate,
-                                       prepare=prepare, study_prefix=STUDY_PREFIX, one_step=True,
-                                       reports=frozenset({ROLLOUTS})),
+WORLD_MODEL = TaskFamily(_sample, "world-model studies", claims=_is_world_model, sequence_sample=_whole_sample,
+                         study_prefix=STUDY_PREFIX, one_step=True, reports=frozenset({ROLLOUTS}), over=over)
+"""The registered entry; `family_of` gives a config's entry over its family (`over`)."""
+
+FAMILIES.add("world_model", WORLD_MODEL,
              "world models: one step of each sequence (frame t, action t -> frame t+1); rollouts score whole sequences")

@@ -18,6 +18,7 @@ from functools import partial
 from vision_bench.tasks.carc.canvas import canvas_shape
 from vision_bench.tasks.carc.spec import SETUPS, Composition, EpisodeSpec
 from vision_bench.tasks.config import SampleCounts, TaskConfig
+from vision_bench.tasks.families.episodes import STUDY_PREFIX
 from vision_bench.tasks.studies.builder import STUDIES
 
 SOURCE = "Compositional-ARC (paper 001), Table 7; released code mainlp/C-ARC"
@@ -54,5 +55,5 @@ def build(setup: str, split: str, counts: SampleCounts, seed: int) -> TaskConfig
 
 for _setup in SETUPS:
     for _split in PAPER_SPLITS:
-        STUDIES.add(f"carc/{_setup}/{_split}", partial(build, _setup, _split),
+        STUDIES.add(f"{STUDY_PREFIX}{_setup}/{_split}", partial(build, _setup, _split),
                     f"Compositional-ARC {SETUP_WORDS[_setup]}; Table 7 split {_split}")

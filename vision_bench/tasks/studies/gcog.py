@@ -34,6 +34,7 @@ from __future__ import annotations
 from functools import partial
 
 from vision_bench.tasks.config import Rule, SampleCounts, SplitConfig, SplitOverrides, TaskConfig
+from vision_bench.tasks.families.rules import STUDY_PREFIX
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.selectors import SHAPES, AllOf, ColorSelector, ShapeSelector
 from vision_bench.tasks.studies.builder import STUDIES
@@ -123,12 +124,12 @@ def build_productive(depth: int, counts: SampleCounts, seed: int) -> TaskConfig:
 def _register_studies() -> None:
     """Register gcog/distractor/<level>, gcog/systematic/depth1 and gcog/productive/<depth>."""
     for level in DISTRACTOR_LEVELS:
-        STUDIES.add(f"gcog/distractor/{level}", partial(build_distractor, level),
+        STUDIES.add(f"{STUDY_PREFIX}distractor/{level}", partial(build_distractor, level),
                     f"gCOG distractor: train 1-5 distractors, OOD {level}")
-    STUDIES.add("gcog/systematic/depth1", build_systematic,
+    STUDIES.add(f"{STUDY_PREFIX}systematic/depth1", build_systematic,
                 "gCOG systematic: unseen (object, operator) pairings, every part seen")
     for depth in PRODUCTIVE_TEST_DEPTHS:
-        STUDIES.add(f"gcog/productive/{depth}", partial(build_productive, depth),
+        STUDIES.add(f"{STUDY_PREFIX}productive/{depth}", partial(build_productive, depth),
                     f"gCOG productive: train depths 1 and 3, OOD depth {depth}")
 
 

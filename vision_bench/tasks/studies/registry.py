@@ -15,11 +15,11 @@ from vision_bench.tasks.transformations import TRANSFORMATIONS
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
 
-FAMILIES = ("compgen", "envgen", "alpha", "sample_efficiency", "experiment0", "worldmodel", "gcog", "carc")
+MODULES = ("compgen", "envgen", "alpha", "sample_efficiency", "experiment0", "worldmodel", "gcog", "carc")
 """The study modules, in listing order; each registers its presets in `STUDIES` when imported."""
 
-for _family in FAMILIES:
-    importlib.import_module(f"vision_bench.tasks.studies.{_family}")
+for _module in MODULES:
+    importlib.import_module(f"vision_bench.tasks.studies.{_module}")
 
 
 def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL, n_test: int = PAPER_EVAL,
@@ -39,7 +39,7 @@ def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL
         return STUDIES[study_id](counts, seed)
     parts = study_id.split("/")
     if len(parts) == 3 and parts[0] == "alpha":
-        from vision_bench.tasks.studies import alpha  # imported above, by the FAMILIES loop
+        from vision_bench.tasks.studies import alpha  # imported above, by the MODULES loop
 
         rule, value = parts[1], parts[2]
         TRANSFORMATIONS.check(rule)
