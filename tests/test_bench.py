@@ -14,7 +14,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from vision_bench.bench.aggregate import CellResult, summarize_cells  # noqa: E402
-from vision_bench.bench.config import BenchConfig, alpha_of, resolve_experiments, setting_of  # noqa: E402
+from vision_bench.bench.config import BenchConfig, resolve_experiments, setting_of  # noqa: E402
 from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_vs_alpha  # noqa: E402
 from vision_bench.bench.report import (  # noqa: E402
     Figure,
@@ -27,6 +27,7 @@ from vision_bench.bench.report import (  # noqa: E402
 )
 from vision_bench.bench.tables import table1, text_table  # noqa: E402
 from vision_bench.errors import ConfigError, UserError  # noqa: E402
+from vision_bench.tasks.studies.alpha import alpha_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE_CONFIG = REPO / "configs" / "bench_smoke.yaml"

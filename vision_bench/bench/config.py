@@ -14,7 +14,6 @@ would differ from the ID ones in pixels per cell as well as in grid size.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -28,13 +27,13 @@ from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
 from vision_bench.io.documents import JSONDict
 from vision_bench.tasks.config import Seed
+from vision_bench.tasks.studies.alpha import alpha_of
 from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
 if TYPE_CHECKING:
     from vision_bench.tasks.config import TaskConfig
 
 EVALUATION_SPLITS = ("val_id", "val_ood", "test_id", "test_ood")
-_ALPHA = re.compile(r"^alpha/.+/(\d+(?:\.\d+)?)$")
 
 
 class TrainSections(StrictConfig):
@@ -210,7 +209,7 @@ def resolve_experiments(patterns: tuple[str, ...], known: list[str]) -> list[str
             if not Path(pattern).is_file():
                 raise ConfigError(f"experiment file {pattern} does not exist; give a task-config YAML path")
             matches = [pattern]
-        elif pattern in known or _ALPHA.match(pattern):
+        elif pattern in known or alpha_of(pattern) is not None:
             matches = [pattern]
         else:
             prefix = pattern.rstrip("/") + "/"
@@ -232,15 +231,9 @@ def setting_of(experiment: str) -> str:
     """The report row an experiment belongs to (see the module docstring)."""
     if is_file_reference(experiment):
         return Path(experiment).stem
-    if _ALPHA.match(experiment):
+    if alpha_of(experiment) is not None:
         return experiment
     return experiment.rsplit("/", 1)[0] if "/" in experiment else experiment
-
-
-def alpha_of(experiment: str) -> float | None:
-    """The alpha rating of an alpha-sweep experiment id, else None."""
-    match = _ALPHA.match(experiment)
-    return float(match.group(1)) if match else None
 
 
 GridSizes = tuple[tuple[int, int], tuple[int, int]]

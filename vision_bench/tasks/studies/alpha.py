@@ -13,6 +13,7 @@ training combinations, OOD splits only held-out ones.
 from __future__ import annotations
 
 import random
+import re
 from functools import partial
 from itertools import product
 
@@ -30,6 +31,15 @@ RULES = ("translate_up", "change_shape_color", "crop_top_side", "pad_right", "ex
 ALPHAS = (0.0, 0.2, 0.4, 0.6)
 
 Combination = tuple[int, str, int]
+
+STUDY_ID = re.compile(r"^alpha/.+/(\d+(?:\.\d+)?)$")
+"""An alpha study id, `alpha/<transformation>/<alpha>`; group 1 is the alpha."""
+
+
+def alpha_of(study_id: str) -> float | None:
+    """The alpha of an alpha study id (`alpha/translate_up/0.2` -> 0.2), else None: how reports read a sweep."""
+    match = STUDY_ID.match(study_id)
+    return float(match.group(1)) if match else None
 
 
 def combinations() -> tuple[list[Combination], list[Combination], list[Combination]]:
