@@ -12,6 +12,7 @@ import heapq
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from vision_bench.metrics import (
     mean_sem,
 )
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
+from vision_bench.models.base import ImageToImageModel
 from vision_bench.tasks.grid import extract_objects
 
 
@@ -137,7 +139,7 @@ class _Scores:
 
 @torch.no_grad()
 def evaluate_split(
-    models: Mapping[str, torch.nn.Module],
+    models: Mapping[str, ImageToImageModel],
     dataset: Dataset,
     *,
     split: str,
@@ -196,15 +198,17 @@ def _record(score: _Scores, split: str, batch: Batch, prediction: torch.Tensor,
     for name, tensor in values.items():
         score.per_metric.setdefault(name, []).append(tensor.detach().double().cpu())
     for row in range(prediction.shape[0]):
-        score.extremes.offer(
-            _score_key(values, row),
-            lambda row=row: SheetRow(
-                to_uint8_image(batch["input"][row].cpu().numpy()),
-                to_uint8_image(batch["target"][row].cpu().numpy()),
-                to_uint8_image(prediction[row].cpu().numpy()),
-                _label(split, batch, row, values),
-            ),
-        )
+        score.extremes.offer(_score_key(values, row), partial(_sheet_row, split, batch, prediction, values, row))
+
+
+def _sheet_row(split: str, batch: Batch, prediction: torch.Tensor, values: MetricValues, row: int) -> SheetRow:
+    """Sample `row` of the batch as a contact-sheet row (built only for the samples a sheet keeps)."""
+    return SheetRow(
+        to_uint8_image(batch["input"][row].cpu().numpy()),
+        to_uint8_image(batch["target"][row].cpu().numpy()),
+        to_uint8_image(prediction[row].cpu().numpy()),
+        _label(split, batch, row, values),
+    )
 
 
 def _finish(split: str, shared_columns: Mapping[str, list[Any]], score: _Scores) -> SplitEvaluation:

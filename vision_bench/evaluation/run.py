@@ -128,7 +128,7 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
 
 
 def evaluate_predictors(
-    predictors: Mapping[str, torch.nn.Module],
+    predictors: Mapping[str, ImageToImageModel],
     data: EvaluationData,
     out_dir: str | Path,
     *,
@@ -164,7 +164,7 @@ def evaluate_predictors(
 
 
 def _evaluate_into(
-    predictors: Mapping[str, torch.nn.Module],
+    predictors: Mapping[str, ImageToImageModel],
     data: EvaluationData,
     out_dir: Path,
     *,
@@ -253,7 +253,7 @@ def evaluate_run(
                             trusted=trust_stored_data)
     spec = resolve_spec(config)
     evaluation_data = run_data(config, spec, tuple(splits), data=data, n_test=n_test)
-    predictors: dict[str, torch.nn.Module] = {config.model.name: model}
+    predictors: dict[str, ImageToImageModel] = {config.model.name: model}
     others = [name for name in baselines if name != config.model.name]
     extra_models, notes = build_baselines(others, evaluation_data, target, batch_size)
     predictors.update(extra_models)

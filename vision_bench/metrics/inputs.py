@@ -38,7 +38,8 @@ def as_images(images: torch.Tensor, name: str, *, check_range: bool = True) -> t
     if not images.is_floating_point():
         raise MetricInputError(f"{name}: expected float in [0, 1] or uint8, got {images.dtype}")
     if check_range:
-        check_value_range(*(float(v) for v in torch.aminmax(images)), name)
+        low, high = torch.aminmax(images)
+        check_value_range(float(low), float(high), name)
     return images
 
 

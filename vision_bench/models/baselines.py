@@ -50,6 +50,8 @@ class MeanTargetModel(BaselineModel):
 
     family = usage = "mean_target"
     options_hint = "it predicts the mean training target and has no settings"
+    mean_image: torch.Tensor
+    samples_seen: torch.Tensor
 
     def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
         super().__init__(shared, options)

@@ -81,6 +81,8 @@ class TaskCodeEmbedding(nn.Module):
     The ViT family uses the L vectors as extra tokens; FiLM sums them into one code vector.
     """
 
+    offsets: torch.Tensor
+
     def __init__(self, vocab_size: int, dim: int, code_length: int = TASK_CODE_LENGTH) -> None:
         super().__init__()
         self.table = nn.Embedding(vocab_size * code_length, dim)
@@ -104,10 +106,11 @@ class TaskFiLM(nn.Module):
         super().__init__()
         self.embedding = TaskCodeEmbedding(vocab_size, code_dim, code_length)
         self.mix = nn.Sequential(nn.Linear(code_dim, code_dim), nn.GELU())
-        self.projections = nn.ModuleList(nn.Linear(code_dim, 2 * c) for c in channels)
-        for projection in self.projections:
+        projections = [nn.Linear(code_dim, 2 * c) for c in channels]
+        for projection in projections:
             nn.init.zeros_(projection.weight)
             nn.init.zeros_(projection.bias)
+        self.projections = nn.ModuleList(projections)
 
     def forward(self, features: Sequence[torch.Tensor], task_code: torch.Tensor) -> list[torch.Tensor]:
         code = self.mix(self.embedding(task_code).sum(dim=1))

@@ -20,6 +20,7 @@ from typing import Any
 
 import timm
 import torch
+from timm.models import FeatureInfo
 from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError, first_line
@@ -178,8 +179,10 @@ class FeatureEncoder(nn.Module):
         self.backbone = backbone
         self.timm_kwargs = {**{k: v for k, v in options.items() if k not in FEATURE_OPTIONS}, **size_option,
                             "num_classes": 0}
-        self.channels: list[int] = list(self.features.feature_info.channels())
-        self.reductions: list[int] = list(self.features.feature_info.reduction())
+        feature_info = self.features.feature_info
+        assert isinstance(feature_info, FeatureInfo), "timm's features_only models describe their maps in one"
+        self.channels: list[int] = list(feature_info.channels())
+        self.reductions: list[int] = list(feature_info.reduction())
         self.channels_last_maps = getattr(self.features, "output_fmt", "NCHW") == "NHWC"
         self.total_stride = max(self.reductions)
         if any(deeper <= shallower for shallower, deeper in zip(self.reductions, self.reductions[1:])):

@@ -116,6 +116,8 @@ class PaletteHead(nn.Module):
 
     name = "palette"
     loss_name = PALETTE_LOSS
+    colors: torch.Tensor
+    class_weights: torch.Tensor
 
     def __init__(self, colors: np.ndarray, background_weight: float) -> None:
         super().__init__()

@@ -127,7 +127,7 @@ class TransformerBlock(nn.Module):
         else:
             normed = self.self_norm(x)
             x = x + self.self_attention(normed, normed)
-        if self.cross_attention is not None:
+        if self.cross_norm is not None and self.cross_attention is not None:
             x = x + self.cross_attention(self.cross_norm(x), memory, memory_mask)
         return x + self.feed_forward(self.feed_forward_norm(x))
 
@@ -157,6 +157,8 @@ class PatchTransformerDecoder(nn.Module):
     `memory_mask` (B, M), true for the tokens to read, lets a batch hold memories of different sizes
     (svib:oracle's grids); SVIB's models read every token.
     """
+
+    queries: torch.Tensor
 
     def __init__(
         self, memory_dim: int, image_size: int, out_channels: int, settings: PatchDecoderSettings = SVIB_DECODER

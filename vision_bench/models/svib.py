@@ -99,6 +99,7 @@ class CnnVectorEncoder(nn.Module):
         for _ in range(settings.layers):
             convolution = nn.Conv2d(channels, settings.hidden, settings.kernel, stride=2, padding=settings.kernel // 2)
             nn.init.kaiming_uniform_(convolution.weight, nonlinearity="relu")  # SVIB's initialisation
+            assert convolution.bias is not None, "a Conv2d has a bias unless built with bias=False"
             nn.init.zeros_(convolution.bias)
             layers += [convolution, nn.ReLU()]
             channels = settings.hidden
@@ -143,6 +144,8 @@ class GridCellEncoder(nn.Module):
     cosines. A cell's token depends on its color and place only; cells outside a grid (-1) get a
     placeholder token, which the oracle masks out of the decoder's cross-attention.
     """
+
+    positions: torch.Tensor
 
     def __init__(self, grid_size: int, width: int) -> None:
         super().__init__()

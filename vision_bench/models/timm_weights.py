@@ -140,7 +140,9 @@ def read_weights(source: WeightsSource) -> dict[str, torch.Tensor]:
 def check_fits(source: WeightsSource, state: dict[str, torch.Tensor], reference: nn.Module, name: str) -> None:
     """A `ConfigError` unless the file holds the keys of `reference` (timm model `name` built from scratch
     without a classifier): the file's classifier and buffers the model recomputes may be there or not."""
-    classifier = reference.pretrained_cfg.get("classifier") or ()
+    pretrained_cfg = reference.pretrained_cfg
+    assert isinstance(pretrained_cfg, dict), "timm's model builder stores pretrained_cfg as a dict"
+    classifier = pretrained_cfg.get("classifier") or ()
     classifier_keys = {f"{head}.{part}" for head in _as_tuple(classifier) for part in ("weight", "bias")}
     model_state = reference.state_dict()
     recomputed = {key for key, _ in reference.named_buffers() if key not in model_state}

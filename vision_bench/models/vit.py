@@ -92,7 +92,8 @@ def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any
             f"vit: needs a timm VisionTransformer (vit_*, deit_*, test_vit*); {backbone!r} is {kind}. "
             f"For a CNN use unet:{backbone} or bottleneck:{backbone}"
         )
-    encoder.attn_pool = None  # every patch token is decoded: a pooling head would hold unused weights
+    if encoder.attn_pool is not None:  # every patch token is decoded: a pooling head would hold unused weights
+        encoder.register_module("attn_pool", None)
     return encoder
 
 
@@ -110,6 +111,7 @@ class ViTModel(TrainableModel):
     test_backbone = "test_vit"
     options = ViTOptions
     takes_timm_options = True
+    decoder: PatchTransformerDecoder | TokenDecoder
 
     def __init__(self, backbone: str, shared: SharedOptions, options: ViTOptions, **timm_options: Any) -> None:
         super().__init__(backbone, shared)
@@ -140,6 +142,7 @@ class ViTModel(TrainableModel):
         x = vit.patch_drop(vit._pos_embed(vit.patch_embed(images)))
         prefix = vit.num_prefix_tokens
         if self.task_tokens is not None:
+            assert task_code is not None, "forward checks the task code of a task-conditioned model"
             x = torch.cat([self.task_tokens(task_code).to(x.dtype), x], dim=1)
             prefix += task_code.shape[1]
         x = vit.fc_norm(vit.norm(vit.blocks(vit.norm_pre(x))))  # one of the two norms is Identity

@@ -12,7 +12,6 @@ import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -20,6 +19,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import Dataset, DistributedSampler
 
+from vision_bench.data.batch import Batch
 from vision_bench.models.base import ImageToImageModel
 
 logger = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class _LossModule(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, batch: dict[str, Any]) -> torch.Tensor:
+    def forward(self, batch: Batch) -> torch.Tensor:
         return self.model.training_loss(batch)
 
 

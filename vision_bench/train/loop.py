@@ -13,6 +13,7 @@ import logging
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 
 from vision_bench.data.batch import Batch
@@ -335,7 +337,9 @@ class _Run:
 
     def _train(self, logger: RunLogger, stop_at_step: int | None) -> bool:
         """Optimise until the last step (True) or until `stop_at_step` (False)."""
-        step_module = loss_module(self.model, self.context, self.runtime.device, self.config.runtime.sync_batchnorm)
+        step_module: Callable[[Batch], torch.Tensor] = loss_module(
+            self.model, self.context, self.runtime.device, self.config.runtime.sync_batchnorm
+        )
         if self.runtime.compile:
             step_module = torch.compile(step_module)
         self._logged_step, self._logged_time = self.step, time.perf_counter()
@@ -347,9 +351,11 @@ class _Run:
             while self.step < self.total_steps:
                 epoch, start_batch = divmod(self.step, self.steps_per_epoch)
                 step_before = self.step
+                optimizer, scheduler = self.optimizer, self.scheduler
+                assert optimizer is not None and scheduler is not None, "a model with steps to train has an optimizer"
                 for batch in self.train_loader.epoch(epoch, start_batch):
-                    lr = self.optimizer.param_groups[0]["lr"]
-                    loss, grad_norm = self._optimizer_step(step_module, self.feed(batch))
+                    lr = optimizer.param_groups[0]["lr"]
+                    loss, grad_norm = self._optimizer_step(step_module, self.feed(batch), optimizer, scheduler)
                     self.step += 1
                     bar.update(1)
                     heartbeat.beat(self.step, loss)
@@ -384,18 +390,21 @@ class _Run:
         if every is not None and self.step % every == 0:
             self._save(best=False)
 
-    def _optimizer_step(self, step_module: nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _optimizer_step(
+        self, step_module: Callable[[Batch], torch.Tensor], batch: Batch, optimizer: torch.optim.Optimizer,
+        scheduler: LambdaLR,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         self.model.train()
         with autocast(self.runtime):
             loss = step_module(batch)
-        self.optimizer.zero_grad(set_to_none=True)
+        optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
-        self.scaler.unscale_(self.optimizer)
+        self.scaler.unscale_(optimizer)
         clip = self.config.training.grad_clip
         grad_norm = nn.utils.clip_grad_norm_(self.trainable_parameters, clip if clip is not None else float("inf"))
-        self.scaler.step(self.optimizer)
+        self.scaler.step(optimizer)
         self.scaler.update()
-        self.scheduler.step()
+        scheduler.step()
         loss = loss.detach().float()
         self.epoch_loss[0] += loss
         self.epoch_loss[1] += 1

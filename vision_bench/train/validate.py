@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 import torch
-from torch import nn
-from torch.utils.data import DataLoader, Dataset, IterableDataset
+from torch.utils.data import DataLoader, Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import Batch
+from vision_bench.data.opening import dataset_length
+from vision_bench.models.base import ImageToImageModel
 from vision_bench.train import components
 from vision_bench.train.device import Runtime, autocast
 from vision_bench.train.distributed import DistributedContext, all_reduce_sum, shard_indices
@@ -28,13 +29,15 @@ def validation_loaders(
     pin_memory: bool = False,
 ) -> dict[str, DataLoader]:
     """One loader per validation split over this process's share, kept for the whole run."""
+    from vision_bench.data.streaming import ShardStreamDataset
+
     loaders = {}
     for split, dataset in datasets.items():
-        if isinstance(dataset, IterableDataset):
+        if isinstance(dataset, ShardStreamDataset):
             dataset.shard_over(context.rank, context.world_size)
             indices = None
         else:
-            indices = shard_indices(len(dataset), context)
+            indices = shard_indices(dataset_length(dataset), context)
         loaders[split] = components.eval_loader(dataset, indices, batch_size=batch_size, num_workers=num_workers,
                                                 pin_memory=pin_memory, persistent=True)
     return loaders
@@ -42,7 +45,7 @@ def validation_loaders(
 
 @torch.no_grad()
 def validate(
-    model: nn.Module,
+    model: ImageToImageModel,
     loaders: Mapping[str, Iterable[Batch]],
     *,
     feed: Feed,
@@ -64,7 +67,7 @@ def validate(
 
 
 def _validate_split(
-    model: nn.Module,
+    model: ImageToImageModel,
     split: str,
     loader: Iterable[Batch],
     feed: Feed,
