@@ -34,10 +34,9 @@ from torch.utils.data import DataLoader, Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.collate import collate
-from vision_bench.data.datasets import open_export
 from vision_bench.data.device import GridBatchRenderer
 from vision_bench.data.export import export_dataset
-from vision_bench.data.export_formats import ExportOptions
+from vision_bench.data.export_formats import ExportOptions, open_export
 from vision_bench.data.onthefly import OnTheFlyDataset
 from vision_bench.data.sources import load_config
 

@@ -16,9 +16,9 @@ from render.codec import encode
 from render.spec import RenderSpec
 from vision_bench.data.batch import Batch, GridItem, PairItem
 from vision_bench.data.collate import collate
-from vision_bench.data.datasets import open_export
 from vision_bench.data.device import to_device_batch
-from vision_bench.data.export import ExportOptions, export_dataset
+from vision_bench.data.export import export_dataset
+from vision_bench.data.export_formats import ExportOptions, open_export
 from vision_bench.data.imports import open_pair_folder
 from vision_bench.data.onthefly import OnTheFlyDataset
 from vision_bench.data.opening import open_dataset

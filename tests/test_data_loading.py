@@ -19,11 +19,10 @@ from vision_bench.data.datasets import (
     GridsDataset,
     ParquetImageDataset,
     WebDatasetDataset,
-    open_export,
 )
 from vision_bench.data.device import GridBatchRenderer, to_device_batch
 from vision_bench.data.export import export_dataset
-from vision_bench.data.export_formats import ExportOptions
+from vision_bench.data.export_formats import ExportOptions, open_export
 from vision_bench.data.imports import ImagePairDataset
 from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.onthefly import OnTheFlyDataset

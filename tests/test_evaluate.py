@@ -222,3 +222,21 @@ def test_a_run_trained_on_an_inline_task_is_evaluated_on_that_task(tmp_path: Pat
     metrics = json.loads((tmp_path / "run" / "evaluation" / "metrics.json").read_text())
     assert metrics["data"] == {"task": "dataset.task", "counts": {"train": 12, "test_id": 6, "test_ood": 6}}
     assert metrics["baselines"]["ground_truth"]["splits"]["test_ood"]["metrics"]["grid_accuracy"] == 100.0
+
+
+def test_an_inline_task_is_evaluated_at_the_runs_counts() -> None:
+    """`dataset.n_train` / `n_val` and `--n-test` size an inline task's evaluation as they size a study's."""
+    from vision_bench.evaluation.data import MIN_DEFAULT_TEST, run_data
+    from vision_bench.train import TrainConfig
+
+    config = TrainConfig.from_dict(
+        {
+            "dataset": {"task": TRANSLATE, "spec": SPEC.to_dict(), "n_train": 8, "n_val": 3},
+            "model": {"name": "vit:test_vit", "options": {"patch_size": 16}},
+        }
+    )
+    default = run_data(config, SPEC, ("test_id",), data=None, n_test=None)
+    assert default.source["counts"] == {"train": 8, "test_id": MIN_DEFAULT_TEST}
+    chosen = run_data(config, SPEC, ("test_id", "test_ood"), data=None, n_test=5)
+    assert chosen.source["counts"] == {"train": 8, "test_id": 5, "test_ood": 5}
+    assert len(chosen.splits["test_ood"]) == 5

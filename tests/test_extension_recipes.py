@@ -22,11 +22,12 @@ from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.tables import format_metric, summary_rows, table1
 from vision_bench.cli import main
 from vision_bench.commands.evaluate import summary_table
-from vision_bench.data.datasets import ExportDataset, open_export
+from vision_bench.data.datasets import ExportDataset
 from vision_bench.data.export import export_dataset
-from vision_bench.data.export_formats import FORMATS, ExportFormat, ExportOptions, ShardContext
+from vision_bench.data.export_formats import FORMATS, ExportFormat, ExportOptions, open_export
 from vision_bench.data.items import add_rendered_images, grid_item
 from vision_bench.data.manifest import FileRecord, digest_bytes
+from vision_bench.data.shard_context import ShardContext
 from vision_bench.data.shards import Shard
 from vision_bench.data.sources import generate, load_config
 from vision_bench.data.verify import verify_export

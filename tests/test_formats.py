@@ -180,14 +180,13 @@ def test_reads_all_400_arc_training_tasks(arc_dir: Path) -> None:
 
 
 def test_export_format_entries_say_what_each_format_stores() -> None:
-    from vision_bench.data.datasets import reader_class
     from vision_bench.data.export_formats import FORMATS, formats_that_store
 
     assert FORMATS.names() == ["grids", "folder", "parquet", "webdataset"]
     assert formats_that_store(frames=True) == ["folder", "webdataset"]
     assert formats_that_store(masks=True) == ["folder", "parquet", "webdataset"]
     assert [name for name, entry in FORMATS.items() if not entry.images] == ["grids"]
-    readers = {name: reader_class(name).__name__ for name in FORMATS}
+    readers = {name: FORMATS[name].reader_class().__name__ for name in FORMATS}
     assert readers == {"grids": "GridsDataset", "folder": "FolderDataset", "parquet": "ParquetImageDataset",
                        "webdataset": "WebDatasetDataset"}
     for _, entry in FORMATS.items():

@@ -3,10 +3,12 @@
 Imports are read with `ast`, all of them: at module level, inside functions and under
 `TYPE_CHECKING` (an import that only a type checker runs still ties the two modules together). A
 module imports another when it names it (`import a.b`, `from a import b` for a module `a.b`) or
-takes a name from it (`from a.b import name`). Three rules: no circle among the modules of
-`vision_bench`, no import from a lower layer into a higher one, and `render` never imports torch or
-`vision_bench` (`render.torch_backend`, which callers import explicitly to draw on a torch device,
-is its one module that imports torch, and no other `render` module imports it).
+takes a name from it (`from a.b import name`), and when a string in it spells the module's dotted
+name (`"a.b"` or `"a.b:name"`), as lazy exports and registries of writers do for `importlib`.
+Three rules: no circle among the modules of `vision_bench`, no import from a lower layer into a
+higher one, and `render` never imports torch or `vision_bench` (`render.torch_backend`, which
+callers import explicitly to draw on a torch device, is its one module that imports torch, and no
+other `render` module imports it).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "vision_bench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("render",),
-    ("vision_bench", "vision_bench.errors", "vision_bench.threads", "vision_bench.interrupts", "vision_bench.io"),
+    (f"{PACKAGE}=", "vision_bench.errors", "vision_bench.threads", "vision_bench.interrupts", "vision_bench.io"),
     ("vision_bench.registry", "vision_bench.config_base", "vision_bench.config_files"),
     ("vision_bench.weights",),
     ("vision_bench.tasks",),
@@ -36,8 +39,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vision_bench.commands",),
     ("vision_bench.cli", "vision_bench.__main__"),
 )
-"""From the ground up, by module prefix (the longest prefix decides); one layer may import its own
-and every lower layer's modules."""
+"""From the ground up, by module prefix (the longest prefix decides; a trailing `=` matches that module
+alone); one layer may import its own and every lower layer's modules."""
 
 TORCH_DOOR = "render.torch_backend"
 
@@ -71,6 +74,10 @@ def imported_names(path: Path) -> Iterator[tuple[int, str]]:
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 yield node.lineno, submodule if submodule in modules() else base
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            spelled = node.value.partition(":")[0]
+            if spelled in modules():
+                yield node.lineno, spelled
 
 
 @cache
@@ -87,7 +94,7 @@ def layer(module: str) -> int:
         (len(prefix), number)
         for number, prefixes in enumerate(LAYERS)
         for prefix in prefixes
-        if module == prefix or module.startswith(prefix + ".")
+        if module == prefix.removesuffix("=") or (not prefix.endswith("=") and module.startswith(prefix + "."))
     ]
     assert matches, f"{module} belongs to no layer: add it to LAYERS (and to docs/architecture.md)"
     return max(matches)[1]

@@ -19,8 +19,9 @@ from PIL import Image
 
 from vision_bench.cli import main
 from vision_bench.commands._scale import estimate
-from vision_bench.data.export_formats import FORMATS, ExportFormat, ShardContext
+from vision_bench.data.export_formats import FORMATS, ExportFormat
 from vision_bench.data.manifest import FileRecord, digest_file
+from vision_bench.data.shard_context import ShardContext
 from vision_bench.data.shards import Shard
 from vision_bench.io.atomic import atomic_write_text
 from vision_bench.metrics import METRICS, MetricInputs, metric

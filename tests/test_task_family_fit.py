@@ -31,6 +31,13 @@ MISFITS = {
     "sequences-on-episodes": (lambda: _study("carc/3shot/1860", family="sequences"), "'sequences'", "'episodes'"),
     "rules-without-rules": (lambda: {**PLAIN, "family": "rules"}, "'rules'", "'sequences'"),
     "mistyped": (lambda: {**PLAIN, "family": "sequence"}, "unknown task family 'sequence'", "'sequences'"),
+    "sequences-on-world-model": (
+        lambda: {**PLAIN, "kind": "world_model", "family": "sequences"},
+        "'sequences'",
+        "'world_model'",
+    ),
+    "world-model-without-kind": (lambda: {**PLAIN, "family": "world_model"}, "world_model needs kind: world_model"),
+    "episodes-without-episode": (lambda: {**PLAIN, "family": "episodes"}, "episodes needs an `episode` section"),
 }
 
 

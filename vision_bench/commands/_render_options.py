@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vision_bench.commands._common import add_old_spelling
+from vision_bench.data.shard_context import IMAGE_FORMATS
 
 if TYPE_CHECKING:
     from render.spec import RenderSpec
-
-IMAGE_FORMATS = ("png", "jpeg")
 
 
 def add_render_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, layout: str = "stretch") -> None:

@@ -25,7 +25,7 @@ _EXPORTS = {
     "WebDatasetDataset": "vision_bench.data.datasets",
     "export_dataset": "vision_bench.data.export",
     "open_dataset": "vision_bench.data.opening",
-    "open_export": "vision_bench.data.datasets",
+    "open_export": "vision_bench.data.export_formats",
     "open_pair_folder": "vision_bench.data.imports",
     "open_svib": "vision_bench.data.imports",
     "read_manifest": "vision_bench.data.manifest",

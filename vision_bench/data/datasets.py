@@ -2,12 +2,11 @@
 
 Item i of a split is sample i of that split whatever the format: `grids` exports render it on read
 (or leave it to the training device with `render_on="device"`), image exports decode the stored
-files. `open_export(root, split)` reads `manifest.json` and picks the right class (`reader_class`).
+files. `export_formats.open_export(root, split)` reads `manifest.json` and picks the class its format names.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -20,7 +19,6 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import GridItem
-from vision_bench.data.export_formats import FORMATS
 from vision_bench.data.folder import is_metadata_file
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.items import add_rendered_images, check_render_on, grid_item, sample_item
@@ -233,24 +231,6 @@ class ShardReader(Protocol):
         """The Dataset of `split`."""
 
 
-def reader_class(format_name: str) -> ShardReader:
-    """The Dataset class of a registered format (its module imported now)."""
-    module_name, _, name = FORMATS[format_name].reader.partition(":")
-    reader: ShardReader = getattr(importlib.import_module(module_name), name)
-    return reader
-
-
-def open_export(
-    root: str | Path, split: str, spec: RenderSpec | None = None, *, render_on: str = "cpu"
-) -> ExportDataset:
-    """The Dataset of one split of an export directory, by the format its manifest names."""
-    manifest = read_manifest(root)
-    if manifest["format"] not in FORMATS:
-        raise DataError(f"{root}: unknown export format {manifest['format']!r}; known: {', '.join(FORMATS)}")
-    dataset_class = reader_class(manifest["format"])
-    return dataset_class(root, split, spec, render_on=render_on, manifest=manifest)
-
-
 __all__ = [
     "ExportDataset",
     "FolderDataset",
@@ -259,6 +239,4 @@ __all__ = [
     "ParquetImageDataset",
     "ShardReader",
     "WebDatasetDataset",
-    "open_export",
-    "reader_class",
 ]

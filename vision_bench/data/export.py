@@ -24,7 +24,7 @@ from typing import Any
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
-from vision_bench.data.export_formats import FORMATS, ExportOptions, ShardContext
+from vision_bench.data.export_formats import FORMATS, ExportOptions
 from vision_bench.data.hf_card import repair_card, write_card
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
@@ -77,7 +77,7 @@ def export_shard(job: ShardJob) -> Shard:
     root = Path(job.root)
     options = ExportOptions(**job.settings["options"])
     config = sources.config_from_dict(job.settings["config"])
-    context = ShardContext(RenderSpec.from_dict(job.settings["render_spec"]), options)
+    context = options.context(RenderSpec.from_dict(job.settings["render_spec"]))
     samples = sources.generate(config, job.shard.split, job.shard.start, job.shard.stop)
     files = FORMATS[options.format].module().write_shard(root, job.shard, samples, context)
     _write_marker(root, job.shard, job.fingerprint, files)

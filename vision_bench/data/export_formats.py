@@ -1,45 +1,30 @@
 """The export formats by name (each entry says which module writes it, which Dataset reads it, and
-what it can store), and the options that pick one.
+what it can store), the options that pick one, and `open_export`, which opens an export by its format.
 
-A format is one writer module that satisfies `ShardWriter`, one Dataset class that satisfies
-`datasets.ShardReader`, and one `FORMATS.add(...)` below. The export rules (`ExportOptions`), the
-reader lookup (`datasets.open_export`), `verify`, the CLI help and the time and size estimate that
-`export` prints before it starts all read these entries. Writer and reader load on first use, so
-naming a format costs no imports (the command line and export workers never import torch). The
-writers and `export` sit above this module: `ShardContext` is defined here, below both.
+A format is one writer module that satisfies `shard_context.ShardWriter`, one Dataset class that
+satisfies `datasets.ShardReader`, and one `FORMATS.add(...)` below. The export rules
+(`ExportOptions`), `open_export`, `verify`, the CLI help and the time and size estimate that `export`
+prints before it starts all read these entries. Writer and reader load on first use, so naming a
+format costs no imports (the command line and export workers never import torch). This registry
+sits above the writers and readers it names; what they share (`ShardContext`) is below them.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from vision_bench.data.manifest import read_manifest
+from vision_bench.data.shard_context import IMAGE_FORMATS, ShardContext, ShardWriter
 from vision_bench.data.shards import DEFAULT_SHARD_SIZE, plan_shards
 from vision_bench.errors import DataError
 from vision_bench.registry import Registry
 
 if TYPE_CHECKING:
     from render.spec import RenderSpec
-    from vision_bench.data.manifest import FileRecord
-    from vision_bench.data.shards import Shard
-    from vision_bench.tasks.sample import TaskSample
-
-IMAGE_FORMATS = ("png", "jpeg")
-
-
-class ShardWriter(Protocol):
-    """A format's writer module: the functions `export` and `verify` call."""
-
-    def write_shard(
-        self, root: Path, shard: Shard, samples: Sequence[TaskSample], context: ShardContext
-    ) -> dict[str, FileRecord]:
-        """Write one shard's files under `root` atomically; their records by path relative to `root`."""
-
-    def count_samples(self, root: Path, split: str, files: Sequence[str]) -> int:
-        """How many samples a split's `files` (relative to `root`) hold."""
+    from vision_bench.data.datasets import ExportDataset, ShardReader
 
 
 @dataclass(frozen=True)
@@ -64,6 +49,12 @@ class ExportFormat:
     def module(self) -> ShardWriter:
         """The writer module (imported now)."""
         return importlib.import_module(self.writer)
+
+    def reader_class(self) -> ShardReader:
+        """The reader, the Dataset class (its module imported now)."""
+        module_name, _, name = self.reader.partition(":")
+        reader: ShardReader = getattr(importlib.import_module(module_name), name)
+        return reader
 
 
 FORMATS: Registry[ExportFormat] = Registry("export format")
@@ -121,22 +112,26 @@ class ExportOptions:
                             f"({', '.join(able)}), not {self.format}")
         plan_shards({}, self.shard_size)
 
+    def context(self, spec: RenderSpec) -> ShardContext:
+        """What the format's writer needs besides the samples."""
+        return ShardContext(spec, self.image_format, frames=self.frames, masks=self.masks)
 
-@dataclass(frozen=True)
-class ShardContext:
-    """Everything a format's `write_shard` needs besides the samples: how to draw them, and what to store."""
 
-    spec: RenderSpec
-    options: ExportOptions
+def open_export(
+    root: str | Path, split: str, spec: RenderSpec | None = None, *, render_on: str = "cpu"
+) -> ExportDataset:
+    """The Dataset of one split of an export directory, by the format its manifest names."""
+    manifest = read_manifest(root)
+    if manifest["format"] not in FORMATS:
+        raise DataError(f"{root}: unknown export format {manifest['format']!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[manifest["format"]].reader_class()(root, split, spec, render_on=render_on, manifest=manifest)
 
 
 __all__ = [
     "DEFAULT_FORMAT",
     "FORMATS",
-    "IMAGE_FORMATS",
     "ExportFormat",
     "ExportOptions",
-    "ShardContext",
-    "ShardWriter",
     "formats_that_store",
+    "open_export",
 ]

@@ -16,7 +16,7 @@ from vision_bench.data.parquet_files import parquet_rows, part_name
 from vision_bench.io.atomic import atomic_output, output_folder
 
 if TYPE_CHECKING:
-    from vision_bench.data.export_formats import ShardContext
+    from vision_bench.data.shard_context import ShardContext
     from vision_bench.data.shards import Shard
     from vision_bench.tasks.sample import TaskSample
 

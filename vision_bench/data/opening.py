@@ -21,7 +21,7 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data import sources
-from vision_bench.data.datasets import open_export
+from vision_bench.data.export_formats import open_export
 from vision_bench.data.external import source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib

@@ -22,7 +22,7 @@ from vision_bench.data.shard_images import encode_samples
 from vision_bench.io.atomic import output_folder
 
 if TYPE_CHECKING:
-    from vision_bench.data.export_formats import ShardContext
+    from vision_bench.data.shard_context import ShardContext
     from vision_bench.data.shards import Shard
     from vision_bench.tasks.sample import TaskSample
 

@@ -21,7 +21,7 @@ from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.sources import render_seed
 
 if TYPE_CHECKING:
-    from vision_bench.data.export_formats import ShardContext
+    from vision_bench.data.shard_context import ShardContext
     from vision_bench.tasks.sample import TaskSample
 
 _EXTENSIONS = {"png": "png", "jpeg": "jpg"}
@@ -42,15 +42,14 @@ def frame_names(depth: int, frames: bool) -> list[str]:
 
 def encode_samples(samples: Sequence[TaskSample], context: ShardContext) -> list[dict[str, bytes]]:
     """`{field.ext: bytes}` per sample, in sample order (insertion order = file order in tar shards)."""
-    options = context.options
-    extension = image_extension(options.image_format)
+    extension = image_extension(context.image_format)
     grids: list[np.ndarray] = []
     seeds: list[int] = []
     names: list[list[str]] = []
     for sample in samples:
         seed = render_seed(sample.seed, sample.split, int(sample.index))
-        fields = frame_names(len(sample.frames) - 1, options.frames)
-        steps = range(len(sample.frames)) if options.frames else (0, len(sample.frames) - 1)
+        fields = frame_names(len(sample.frames) - 1, context.frames)
+        steps = range(len(sample.frames)) if context.frames else (0, len(sample.frames) - 1)
         grids.extend(np.asarray(sample.frames[step]) for step in steps)
         seeds.extend([seed] * len(fields))
         names.append(fields)
@@ -58,10 +57,10 @@ def encode_samples(samples: Sequence[TaskSample], context: ShardContext) -> list
     encoded = []
     for sample, fields in zip(samples, names):
         files = {
-            f"{field}.{extension}": encode(next(images), options.image_format, **_ENCODE_OPTIONS[options.image_format])
+            f"{field}.{extension}": encode(next(images), context.image_format, **_ENCODE_OPTIONS[context.image_format])
             for field in fields
         }
-        if options.masks:
+        if context.masks:
             files.update(_mask_files(sample, fields, context))
         encoded.append(files)
     return encoded
@@ -70,7 +69,7 @@ def encode_samples(samples: Sequence[TaskSample], context: ShardContext) -> list
 def _mask_files(sample: TaskSample, fields: list[str], context: ShardContext) -> dict[str, bytes]:
     seed = render_seed(sample.seed, sample.split, int(sample.index))
     labels = label_grids(sample)
-    chosen = labels if context.options.frames else [labels[0], labels[-1]]
+    chosen = labels if context.frames else [labels[0], labels[-1]]
     return {f"{field}_mask.png": _gray_png(mask_image(grid, context.spec, seed)) for field, grid in zip(fields, chosen)}
 
 

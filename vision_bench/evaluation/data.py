@@ -233,12 +233,15 @@ def run_data(
     columns, split_names = dataset.column_names, dataset.split_names
     if data is not None:
         return export_data(data, spec, splits, columns=columns, split_names=split_names)
+    if n_test is None:
+        n_test = default_test_size(dataset.n_val)
     if dataset.study is not None:
-        if n_test is None:
-            n_test = default_test_size(dataset.n_val)
         return study_data(dataset.study, spec, splits, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
     task = dataset.task_config()
     if task is not None:
+        from vision_bench.data.sources import with_overrides
+
+        task = with_overrides(task, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
         return task_data(task, spec, splits, {"task": "dataset.task"})
     if dataset.path is None:
         raise ConfigError("the run's dataset names neither a study, a task nor a path; pass the data with --data")

@@ -192,8 +192,7 @@ def _evaluate_into(
     for splits in results.values():
         for evaluation in splits.values():
             status.update(evaluation.status)
-    describe = {name: model.describe() if isinstance(model, ImageToImageModel) else {}
-                for name, model in predictors.items()}
+    describe = {name: model.describe() for name, model in predictors.items()}
     metrics: JSONDict = {
         "format": outputs.FORMAT,
         "version": outputs.VERSION,

@@ -43,6 +43,7 @@ class TaskFamily:
     by which evaluation's error taxonomy finds the query on the canvas. `check(config)`: the family's
     own checks of a config, raising a one-line `ConfigError` (`family_of` runs it); the COGITAO
     generator's settings are checked when the config is (`tasks.config.SEQUENCE_FAMILIES`).
+    `fields` says, for messages, which fields make a config this family's ("an `episode` section").
     """
 
     sample: Sampler
@@ -57,6 +58,7 @@ class TaskFamily:
     unavailable_metrics: frozenset[str] = frozenset()
     over: Callable[[TaskFamily], TaskFamily] | None = None
     check: Callable[[TaskConfig], None] | None = None
+    fields: str = ""
 
     @property
     def episodes(self) -> bool:

@@ -2,9 +2,10 @@
 
 A config names its family with `family: NAME`; without it, the first family (in the order below)
 whose `claims` accepts the config is its family: `episode` set -> episodes, `kind: world_model` ->
-world_model, `rules` set -> rules, else sequences. A named family must claim the config too (a
-`family: sequences` config with `rules` is refused). A study id belongs to the family with the
-longest `study_prefix` it starts with (sequences' is empty, so it takes the rest).
+world_model, `rules` set -> rules, else sequences. A named family must be that family too (a
+`family: sequences` config with `rules`, or with `kind: world_model`, is refused). A study id
+belongs to the family with the longest `study_prefix` it starts with (sequences' is empty, so it
+takes the rest).
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ def family_of(config: TaskConfig) -> TaskFamily:
 
 
 def _named(config: TaskConfig) -> TaskFamily:
-    """The family `config.family` names, which must claim the config when it claims any."""
+    """The family `config.family` names, which must be the one its fields make it (when it claims configs)."""
     name = str(config.family)
     family = FAMILIES[name]
-    if family.claims is not None and not family.claims(config):
-        fitting = next(other for other, entry in FAMILIES.items()
-                       if entry.claims is not None and entry.claims(config))
-        raise ConfigError(f"family {name!r} does not fit this task config, whose fields make it a {fitting!r} "
-                          f"config ({FAMILIES[fitting].label}); set family: {fitting}, or leave 'family' out")
+    if family.claims is None:
+        return family
+    fitting = _claiming(config)
+    if fitting is not family:
+        other = next(key for key, entry in FAMILIES.items() if entry is fitting)
+        raise ConfigError(f"family {name!r} does not fit this task config: {name} needs {family.fields}, and these "
+                          f"fields make it a {other!r} config ({fitting.label}); change the fields, set "
+                          f"family: {other}, or leave 'family' out")
     return family
 
 

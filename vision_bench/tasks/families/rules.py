@@ -20,6 +20,6 @@ def _has_rules(config: TaskConfig) -> bool:
     return config.rules is not None and config.episode is None
 
 
-FAMILIES.add("rules", TaskFamily(generate, "rule studies", claims=_has_rules, prepare=prepare,
+FAMILIES.add("rules", TaskFamily(generate, "rule studies", claims=_has_rules, prepare=prepare, fields="a `rules` list",
                                  study_prefix=STUDY_PREFIX, unavailable_metrics=frozenset({"stubbornness"})),
              "gCOG: a selector rule picks the objects its sequence transforms; distractors stay")

@@ -14,5 +14,6 @@ def _plain(config: TaskConfig) -> bool:
     return config.rules is None and config.episode is None
 
 
-FAMILIES.add("sequences", TaskFamily(generate, "sequence studies", claims=_plain, prepare=prepare, study_prefix=""),
+FAMILIES.add("sequences", TaskFamily(generate, "sequence studies", claims=_plain, prepare=prepare, study_prefix="",
+                                     fields="no `rules`, no `episode` and no `kind: world_model`"),
              "COGITAO: objects from the library, each transformed by the sample's sequence")

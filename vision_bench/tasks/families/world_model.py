@@ -79,6 +79,7 @@ def _is_world_model(config: TaskConfig) -> bool:
 
 
 WORLD_MODEL = TaskFamily(_sample, "world-model studies", claims=_is_world_model, sequence_sample=_whole_sample,
+                         fields="kind: world_model",
                          study_prefix=STUDY_PREFIX, one_step=True, reports=frozenset({ROLLOUTS}), over=over)
 """The registered entry; `family_of` gives a config's entry over its family (`over`)."""
 
