@@ -44,6 +44,8 @@ class TaskFamily:
     own checks of a config, raising a one-line `ConfigError` (`family_of` runs it); the COGITAO
     generator's settings are checked when the config is (`tasks.config.SEQUENCE_FAMILIES`).
     `fields` says, for messages, which fields make a config this family's ("an `episode` section").
+    `metrics`: metrics that only this family's samples support (factor accuracy on SVIB's scenes);
+    evaluation reports them unavailable for every other family.
     """
 
     sample: Sampler
@@ -59,6 +61,7 @@ class TaskFamily:
     over: Callable[[TaskFamily], TaskFamily] | None = None
     check: Callable[[TaskConfig], None] | None = None
     fields: str = ""
+    metrics: frozenset[str] = frozenset()
 
     @property
     def episodes(self) -> bool:

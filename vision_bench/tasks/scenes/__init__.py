@@ -1,0 +1,1 @@
+"""SVIB's scenes in the grid world: two objects with colour, shape and size factors, and SVIB's rules over them."""
