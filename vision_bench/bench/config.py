@@ -22,6 +22,7 @@ from pydantic import Field, field_validator
 
 from render.spec import RenderSpec
 from render.validation import MappingOf
+from vision_bench.bench.gate import Gate
 from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
@@ -134,6 +135,10 @@ class BenchConfig(StrictConfig):
     train: SharedSections = Field(default_factory=dict)
     evaluate: EvaluateSection = EvaluateSection()
     allow_cell_size_confound: bool = False
+    gate: Gate | None = None
+    """The threshold a trained run must pass for its numbers to count (`vision_bench.bench.gate`)."""
+    verdict: str = ""
+    """The rule, stated before the runs, by which the study's finding is read from the gated numbers."""
 
     @field_validator("models", mode="before")
     @classmethod

@@ -13,6 +13,8 @@ metric), read from each finished cell's evaluation `metrics.json`. Columns:
     value       the split's mean as metrics.json holds it (accuracies in percent); empty (JSON:
                 null) when the metric was unavailable
     baseline    true for the baselines (copy_input, mean_target, ground_truth), else false
+    gate        `passed` or `failed` for a trained run of a bench with a `gate` (its report leaves failed
+                runs out of every table); empty for baselines and for benches without a gate
 
 Rows are sorted by model, study, experiment, seed (baselines first), split and metric, so the same
 results give the same bytes however they were computed (one run, or shards and a collect run).
@@ -36,18 +38,19 @@ import yaml
 from vision_bench import __version__
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.config import experiment_name
+from vision_bench.bench.gate import Gate
 from vision_bench.data.manifest import canonical_json
 from vision_bench.io.atomic import atomic_write_text
 from vision_bench.io.documents import JSONDict
 
 CSV_FILE = "results.csv"
 JSON_FILE = "results.json"
-COLUMNS = ("model", "study", "experiment", "seed", "split", "metric", "value", "baseline")
+COLUMNS = ("model", "study", "experiment", "seed", "split", "metric", "value", "baseline", "gate")
 KIND = "vision-bench bench results"
 FORMAT_VERSION = 1
 
 
-def result_rows(cells: Iterable[CellResult]) -> list[JSONDict]:
+def result_rows(cells: Iterable[CellResult], gate: Gate | None = None) -> list[JSONDict]:
     """One row per (predictor, split, metric) of every cell, sorted (see the module docstring)."""
     rows = [
         {
@@ -59,6 +62,7 @@ def result_rows(cells: Iterable[CellResult]) -> list[JSONDict]:
             "metric": metric,
             "value": value if math.isfinite(value) else None,
             "baseline": cell.baseline,
+            "gate": None if gate is None or cell.baseline else ("passed" if gate.passes(cell) else "failed"),
         }
         for cell in cells
         for split, metrics in cell.splits.items()
@@ -111,10 +115,10 @@ def results_json(rows: Iterable[JSONDict], *, bench_name: str, bench_file: Path)
 
 
 def write_results(
-    cells: Iterable[CellResult], out_dir: Path, *, bench_name: str, bench_file: Path
+    cells: Iterable[CellResult], out_dir: Path, *, bench_name: str, bench_file: Path, gate: Gate | None = None
 ) -> tuple[Path, Path]:
     """Write OUT/results.csv and OUT/results.json (each atomically); return both paths."""
-    rows = result_rows(cells)
+    rows = result_rows(cells, gate)
     csv_path, json_path = out_dir / CSV_FILE, out_dir / JSON_FILE
     atomic_write_text(csv_path, results_csv(rows))
     atomic_write_text(json_path, results_json(rows, bench_name=bench_name, bench_file=bench_file))

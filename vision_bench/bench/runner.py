@@ -52,6 +52,7 @@ from vision_bench.bench.config import (
     task_config,
 )
 from vision_bench.bench.fingerprints import data_fingerprint
+from vision_bench.bench.gate import gated
 from vision_bench.bench.report import write_report
 from vision_bench.bench.results import write_results
 from vision_bench.bench.rollout_report import (
@@ -381,7 +382,7 @@ def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skippe
     write_rollout_report(out_dir, [(cell.experiment, cell.model.display if cell.model else None,
                                     run_dir(out_dir, cell)) for cell in plan])
     results_csv, results_json = write_results(cells, out_dir, bench_name=bench.config.name,
-                                              bench_file=out_dir / BENCH_FILE)
+                                              bench_file=out_dir / BENCH_FILE, gate=bench.config.gate)
     return BenchResult(out_dir, bench.config, cells, computed, skipped, report_md=report_md, report_html=report_html,
                        results_csv=results_csv, results_json=results_json)
 
@@ -479,8 +480,15 @@ def _kept(before: object, now: object) -> bool:
 
 def summary_table(result: BenchResult) -> str:
     """Plain text: per model (and baseline) the ID and OOD GA, MSE, SSIM and LPIPS over all cells, and
-    one line per metric that shows n/a saying why."""
+    one line per metric that shows n/a saying why; with a gate, over the runs that passed it."""
     splits = result.config.evaluate.splits
     id_split = next((s for s in splits if s.endswith("_id")), splits[0])
     ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
-    return terminal_summary(result.cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)
+    gate = result.config.gate
+    cells, failed = gated(result.cells, gate)
+    table = terminal_summary(cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)
+    if gate is None:
+        return table
+    trained = sum(not cell.baseline for cell in result.cells)
+    return (f"{table}\ngate ({gate.describe()}): {trained - len(failed)} of {trained} trained runs passed; "
+            "the means above count only those")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult, metric_available, summarize_alpha, summarize_cells
 from vision_bench.bench.config import BenchConfig, experiment_name
+from vision_bench.bench.gate import failed_runs, gate_table, gated
 from vision_bench.bench.plots import (
     Point,
     Scale,
@@ -134,6 +135,15 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
         f"ID = {id_split}, OOD = {ood_split}; checkpoint: {config.evaluate.checkpoint}."
     ))
+    if config.gate is not None or config.verdict:
+        report.add(Heading("Gate and verdict rule (stated in the bench config before the runs)"))
+        if config.verdict:
+            report.add(Paragraph(f"Verdict rule: {config.verdict}"))
+    if config.gate is not None:
+        cells, failed = gated(cells, config.gate)
+        report.add(gate_table([*cells, *failed], config.gate))
+        report.add(Paragraph("Runs that failed the gate, left out of every table and plot below: "
+                             + ("; ".join(failed_runs(failed, config.gate)) or "none") + "."))
     report.add(Heading("Results (layout of COGITAO's Table 1)"))
     for metric in listed_in("report"):
         if not metric_available(cells, metric):
