@@ -297,3 +297,21 @@ def test_cli_bench_rejects_a_missing_config(tmp_path: Path, capsys: pytest.Captu
 
     assert main(["bench", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]) == 2
     assert "missing.yaml does not exist" in capsys.readouterr().err
+
+
+def test_each_alpha_sweep_gets_its_own_plot(tmp_path: Path) -> None:
+    """Two sweeps in one bench (two rules) are drawn apart, as SVIB's Figure 4 has one panel per task."""
+    from vision_bench.bench.summary import alpha_series, build_report
+
+    cells = [
+        CellResult("cnn", f"alpha/{rule}/{alpha}", setting_of(f"alpha/{rule}/{alpha}"), 0, False,
+                   {"test_id": {"grid_accuracy": 90.0}, "test_ood": {"grid_accuracy": 10.0 * alpha}}, alpha=alpha)
+        for rule in ("translate_up", "translate_down") for alpha in (0.2, 0.6)
+    ]
+    assert {sweep: len(members) for sweep, members in alpha_series(cells).items()} == {
+        "alpha/translate_up": 2, "alpha/translate_down": 2}
+    config = BenchConfig.from_dict({"experiments": [c.experiment for c in cells], "models": ["vit:test_vit"],
+                                    "baselines": []})
+    figures = [b.path.name for b in build_report(config, cells, tmp_path).blocks if isinstance(b, Figure)]
+    assert {"grid_accuracy_vs_alpha_alpha_translate_up.png", "grid_accuracy_vs_alpha_alpha_translate_down.png"} <= set(
+        figures)

@@ -73,14 +73,27 @@ def metric_plot(cells: Sequence[CellResult], metric: str, splits: tuple[str, str
                                   path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
 
 
-def alpha_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path) -> Path | None:
+def alpha_series(cells: Sequence[CellResult]) -> dict[str, list[CellResult]]:
+    """The cells of each alpha sweep, by the experiment id without its alpha (`svib/S-A` for `svib/S-A/0.2`):
+    one sweep per task, as SVIB's Figure 4 draws one panel per task."""
+    series: dict[str, list[CellResult]] = {}
+    for cell in cells:
+        if cell.alpha is not None:
+            series.setdefault(cell.experiment.rpartition("/")[0], []).append(cell)
+    return series
+
+
+def alpha_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path,
+               name: str = "") -> Path | None:
+    """`metric` against alpha for the cells of one sweep; `name` (the sweep) goes into the file name."""
     curves = summarize_alpha(cells, metric, splits)
     if not curves:
         return None
     points = {p: {s: {a: _point(v) for a, v in by_alpha.items()} for s, by_alpha in by_split.items()}
               for p, by_split in curves.items()}
+    stem = f"{metric}_vs_alpha" + (f"_{name.replace('/', '_')}" if name else "")
     return plot_metric_vs_alpha(points, metric=short(metric), scale=value_scale(metric),
-                                path=out_dir / PLOTS_DIR / f"{metric}_vs_alpha.png")
+                                path=out_dir / PLOTS_DIR / f"{stem}.png")
 
 
 def curve_scale(key: str) -> Scale:
@@ -159,12 +172,15 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         if metric_available(cells, metric):
             path = metric_plot(cells, metric, (id_split, ood_split), out_dir)
             report.add(Figure(path, f"{title(metric)} per setting and model"))
+    sweeps = alpha_series(cells)
     for metric in listed_in("alpha_plot"):
-        if metric_available(cells, metric):
-            alpha_path = alpha_plot(cells, metric, (id_split, ood_split), out_dir)
+        if not metric_available(cells, metric):
+            continue
+        for sweep, members in sweeps.items():
+            alpha_path = alpha_plot(members, metric, (id_split, ood_split), out_dir, sweep if len(sweeps) > 1 else "")
             if alpha_path is not None:
-                report.add(Figure(alpha_path,
-                                  f"{title(metric)} against alpha (solid: {ood_split}, dashed: {id_split})"))
+                report.add(Figure(alpha_path, f"{title(metric)} against alpha, {sweep} (solid: {ood_split}, "
+                                              f"dashed: {id_split})"))
     curves = training_curves(cells, out_dir)
     if curves is not None:
         report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))
