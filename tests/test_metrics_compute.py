@@ -25,10 +25,12 @@ GRID_METRICS = {"grid_accuracy", "pixel_accuracy", "object_pixel_accuracy", "obj
                 "color_accuracy", "shape_accuracy", "paper_ppa", "paper_obj_ppa"}
 ERROR_METRICS = {f"error_{name}" for name in ("format", "no_transformation", "primitive", "level_1",
                                               "invalid_position", "invalid_shape", "other")}
+FACTOR_METRICS = {"factor_accuracy", "factor_colour_accuracy", "factor_shape_accuracy", "factor_size_accuracy",
+                  "factor_position_accuracy"}
 
 
 def test_registry_holds_every_metric_with_a_direction() -> None:
-    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | ERROR_METRICS | {"stubbornness"}
+    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | ERROR_METRICS | FACTOR_METRICS | {"stubbornness"}
     for name, spec in METRICS.items():
         assert spec.name == name and spec.direction in ("higher", "lower") and spec.description
     assert METRICS["ssim"].direction == "higher" and METRICS["mse"].direction == "lower"
@@ -44,7 +46,9 @@ def test_default_selection_follows_the_inputs(monkeypatch: pytest.MonkeyPatch, t
     assert set(only_pairs) == {"mse", "mse_sum", "psnr", "ssim", "lpips"}
     with_input = compute_metrics(pictures, pictures, pictures, background_rgb=(0.0, 0.0, 0.0))
     assert set(with_input) == IMAGE_METRICS
-    assert set(compute_metrics(pred_grids=grids, target_grids=grids)) == GRID_METRICS
+    assert set(compute_metrics(pred_grids=grids, target_grids=grids)) == GRID_METRICS | FACTOR_METRICS
+    left_out = compute_metrics(pred_grids=grids, target_grids=grids, exclude=FACTOR_METRICS | {"paper_ppa"})
+    assert set(left_out) == GRID_METRICS - {"paper_ppa"}
     everything = compute_metrics(pictures, pictures, pictures, background_rgb=(0, 0, 0), pred_grids=grids,
                                  target_grids=grids, input_grids=grids, id_sequences=[["rot90"]],
                                  sequences=[["rot90"], ["rot90"]])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -154,13 +154,15 @@ def evaluate_split(
     canvas: tuple[int, int] | None = None,
     episode_setup: str | None = None,
     connectivity: int | None = None,
+    exclude: Collection[str] = (),
 ) -> dict[str, SplitEvaluation]:
     """Every metric on every sample of `dataset` for each of `models` (name -> `predict`-able module).
 
     `canvas` is the experiment's largest grid (height, width), the padded canvas of the paper's PPA
     (`paper_ppa`); without it, it is computed only on batches whose grids share one size.
     `episode_setup` (the C-ARC setup of an episode study) and `connectivity` (the task config's) tell
-    the error taxonomy where the query is and how objects are extracted.
+    the error taxonomy where the query is and how objects are extracted. `exclude`: metrics not computed, which
+    the data cannot support (`EvaluationData.unavailable`, reported there).
 
     The split is read once: each batch is scored for every predictor in turn, so its sample
     columns are computed once and LPIPS passes each target through its network once.
@@ -182,7 +184,7 @@ def evaluate_split(
         for name, model in models.items():
             prediction = model.predict(batch).float().clamp_(0, 1)
             values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas,
-                                    {"episode_setup": episode_setup, "connectivity": connectivity})
+                                    {"episode_setup": episode_setup, "connectivity": connectivity}, exclude)
             _record(scores[name], split, batch, prediction, values)
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
@@ -228,9 +230,11 @@ def _batch_metrics(
     id_sequences: Sequence[Sequence[str]] | None,
     canvas: tuple[int, int] | None = None,
     task: Mapping[str, Any] | None = None,
+    exclude: Collection[str] = (),
 ) -> MetricValues:
-    """Every metric whose inputs the batch provides; predictions are decoded at the target's grid shape.
-    `task` holds the task config's facts the error taxonomy reads (`episode_setup`, `connectivity`)."""
+    """Every metric whose inputs the batch provides, but those in `exclude`; predictions are decoded at the
+    target's grid shape. `task` holds the task config's facts the error taxonomy reads (`episode_setup`,
+    `connectivity`)."""
     seeds = _render_seeds(batch, prediction.shape[0])
     grids: dict[str, Any] = {}
     if "target_grid" in batch:
@@ -254,7 +258,7 @@ def _batch_metrics(
     background = torch.from_numpy(spec.colors_batch(seeds)[:, 0].astype(np.int64))
     return compute_metrics(
         prediction, batch["target"], batch["input"] if "input" in batch else None, background_rgb=background,
-        lpips=lpips, canvas=canvas if grids else None, **grids,
+        lpips=lpips, canvas=canvas if grids else None, exclude=exclude, **grids,
     )
 
 

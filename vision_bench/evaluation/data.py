@@ -58,7 +58,8 @@ class EvaluationData:
     connectivity: int | None = None
     """How the task config extracts objects (4 or 8); None for data made elsewhere."""
     unavailable: dict[str, str] = field(default_factory=dict)
-    """Metric -> why this data cannot support it ('unavailable: ...'), reported in metrics.json's status."""
+    """Metric -> why this data cannot support it ('unavailable: ...'): not computed, and reported in metrics.json's
+    status."""
 
 
 def task_facts(task_config: TaskConfig) -> dict[str, Any]:
@@ -74,6 +75,23 @@ def task_facts(task_config: TaskConfig) -> dict[str, Any]:
 def _stubbornness_status(note: str | None) -> dict[str, str]:
     """The metrics-status entry of stubbornness when there are no training sequences to try."""
     return {} if note is None else {"stubbornness": f"unavailable: {note}"}
+
+
+def family_metric_status(task_config: TaskConfig | None) -> dict[str, str]:
+    """The metrics that only some task families support (`TaskFamily.metrics`, such as factor accuracy on SVIB's
+    scenes) and this data's family does not, each with its 'unavailable: ...' line; `task_config` None: data made
+    elsewhere without grids, which supports none of them."""
+    from vision_bench.tasks.families import family_metrics, family_of
+
+    family = None if task_config is None else family_of(task_config)
+    whose = "data made elsewhere without grids" if family is None else family.label
+    return {name: f"unavailable: defined only for {' and '.join(owners)}, not for {whose}"
+            for name, owners in family_metrics().items() if family is None or name not in family.metrics}
+
+
+def _unavailable(task_config: TaskConfig, note: str | None) -> dict[str, str]:
+    """Metric -> why the data of `task_config` cannot support it: stubbornness (`note`), the other families' metrics."""
+    return {**_stubbornness_status(note), **family_metric_status(task_config)}
 
 
 def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
@@ -149,7 +167,7 @@ def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...]
         id_sequences=sequences,
         source={**source, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
         notes=[note] if note else [],
-        unavailable=_stubbornness_status(note),
+        unavailable=_unavailable(task_config, note),
         **task_facts(task_config),
     )
 
@@ -185,7 +203,7 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
         id_sequences=sequences,
         source={"path": str(path), "counts": {s: counts.get(s, 0) for s in ("train", *splits)}},
         notes=[note] if note else [],
-        unavailable=_stubbornness_status(note),
+        unavailable=_unavailable(task_config, note),
         **task_facts(task_config),
     )
 
@@ -193,7 +211,9 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
 def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
                   split_names: Mapping[str, str] | None = None) -> EvaluationData:
     """Datasets of data made elsewhere: no task config, so no training sequences (stubbornness) and no
-    canvas; grids only where the samples carry this project's metadata. `mean_target` averages the
+    canvas; grids only where the samples carry this project's metadata (with them, the metrics only some task
+    families support are computed and check their grids themselves: factor accuracy says when a target is not
+    one of SVIB's scenes; without them, they are unavailable). `mean_target` averages the
     training split of a Hugging Face dataset that has one (image folders and streamed shards have
     none it could tell from the evaluated pairs)."""
     from vision_bench.data.hf_datasets import HFImageDataset
@@ -214,7 +234,7 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
     notes = [] if has_grids else [
         "image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"]
     return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": source}, notes=notes,
-                          has_grids=has_grids)
+                          has_grids=has_grids, unavailable={} if has_grids else family_metric_status(None))
 
 
 def _is_remote_or_pattern(source: str) -> bool:

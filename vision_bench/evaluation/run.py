@@ -185,6 +185,7 @@ def _evaluate_into(
             predictors, dataset, split=split, spec=data.spec, device=device, batch_size=batch_size, lpips=lpips,
             id_sequences=data.id_sequences, sheet_samples=sheet_samples, progress=progress, save_predictions=saver,
             canvas=data.canvas, episode_setup=data.episode_setup, connectivity=data.connectivity,
+            exclude=frozenset(data.unavailable),
         )
         for name, evaluation in evaluations.items():
             results[name][split] = evaluation

@@ -6,7 +6,7 @@ tables that list it: `listed_in`); `@metric(...)` registers one;
 turns per-run ID/OOD aggregates into mean +- SEM gaps.
 """
 
-from vision_bench.metrics import error_taxonomy  # noqa: F401  (registers the error_<class> metrics)
+from vision_bench.metrics import error_taxonomy, factors  # noqa: F401  (they register the error_* and factor_* metrics)
 from vision_bench.metrics.compute import MetricValues, compute_metrics, summarize
 from vision_bench.metrics.decoding import decode_predictions
 from vision_bench.metrics.gaps import MeanSem, aggregate_gaps, generalization_gap, mean_sem

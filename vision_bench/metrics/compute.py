@@ -9,7 +9,7 @@ Aggregation rules, the same for every caller:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import torch
 
@@ -45,6 +45,7 @@ def compute_metrics(
     connectivity: int | None = None,
     canvas: int | tuple[int, int] | None = None,
     names: Sequence[str] | None = None,
+    exclude: Collection[str] = (),
     lpips: torch.nn.Module | LpipsScorer | LpipsLoad | str | None = None,
     tolerance: float = PIXEL_TOLERANCE,
 ) -> MetricValues:
@@ -62,6 +63,8 @@ def compute_metrics(
     `sequences` (one per sample: its own transformation names) feed the error taxonomy (`error_*`),
     with `task_codes` (B, L; the selectors of rule studies), `episode_setup` (the C-ARC setup when the
     grids are episode canvases) and `connectivity` (the task config's; 8 when None).
+    `exclude` leaves metrics out of the default selection: those the data cannot support, which the caller
+    reports unavailable (evaluation's `EvaluationData.unavailable`, such as the factor metrics off SVIB's scenes).
     A metric asked for by name whose inputs are missing raises `MetricInputError`.
     """
     inputs = _inputs(pred_images, target_images, input_images, pred_grids, target_grids, input_grids,
@@ -70,7 +73,7 @@ def compute_metrics(
         inputs.sequences = [tuple(sequence) for sequence in sequences]
     inputs.task_codes, inputs.episode_setup, inputs.connectivity = task_codes, episode_setup, connectivity
     if names is None:
-        specs = [spec for _, spec in METRICS.items() if not missing_inputs(spec, inputs)]
+        specs = [spec for name, spec in METRICS.items() if name not in exclude and not missing_inputs(spec, inputs)]
     else:
         specs = [METRICS[name] for name in names]
         for spec in specs:

@@ -51,6 +51,9 @@ class MetricInputs:
     error_classes: list[str] | str | None = None
     """Each sample's C-ARC error class, computed once for the seven `error_*` metrics (a string: why
     they are unavailable)."""
+    factor_scores: tuple[dict[str, torch.Tensor], str | None] | None = None
+    """Each factor metric's per-sample values on SVIB's scenes, computed once for the five `factor_*` metrics, and
+    why some are NaN (a target that is not a scene), or None."""
     status: dict[str, str] = field(default_factory=dict)
 
     def available(self) -> set[str]:

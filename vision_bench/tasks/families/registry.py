@@ -57,4 +57,14 @@ def study_family(study_id: str) -> TaskFamily:
     return max(matching, key=lambda family: len(family.study_prefix or ""))
 
 
-__all__ = ["ERROR_TAXONOMY", "FAMILIES", "ROLLOUTS", "TaskFamily", "family_of", "study_family"]
+def family_metrics() -> dict[str, list[str]]:
+    """Metric -> the labels of the families that list it in `metrics`: the metrics that only some families'
+    samples support (factor accuracy on SVIB's scenes), which evaluation reports unavailable elsewhere."""
+    owners: dict[str, list[str]] = {}
+    for _, family in FAMILIES.items():
+        for name in sorted(family.metrics):
+            owners.setdefault(name, []).append(family.label)
+    return owners
+
+
+__all__ = ["ERROR_TAXONOMY", "FAMILIES", "ROLLOUTS", "TaskFamily", "family_metrics", "family_of", "study_family"]

@@ -50,7 +50,8 @@ def transition(sample: TaskSample, step: int) -> TaskSample:
 
 def over(family: TaskFamily) -> TaskFamily:
     """The world-model entry over `family`: transition `index` of `split` is one step of `family`'s whole sample
-    `index` (see `transition_step`); its label and unavailable metrics are `family`'s, plus the rollout report."""
+    `index` (see `transition_step`); its label, unavailable metrics and own metrics are `family`'s, plus the rollout
+    report."""
     whole_sample = family.whole_sample
 
     def sample(config: TaskConfig, split: str, index: int) -> TaskSample:
@@ -58,7 +59,7 @@ def over(family: TaskFamily) -> TaskFamily:
 
     return replace(WORLD_MODEL, sample=sample, sequence_sample=whole_sample, label=family.label,
                    prepare=family.prepare, reports=family.reports | WORLD_MODEL.reports,
-                   unavailable_metrics=family.unavailable_metrics, over=None)
+                   unavailable_metrics=family.unavailable_metrics, metrics=family.metrics, over=None)
 
 
 def _served(whole: TaskSample, config: TaskConfig, split: str, index: int) -> TaskSample:

@@ -40,9 +40,11 @@ FACTORS = ("colour", "shape", "size")
 
 Combination = tuple[int, int, int]
 
-FACTOR_METRICS = ("factor_accuracy", "colour_accuracy", "shape_accuracy", "size_accuracy", "position_accuracy")
+FACTOR_METRICS = ("factor_accuracy", "factor_colour_accuracy", "factor_shape_accuracy", "factor_size_accuracy",
+                  "factor_position_accuracy")
 """The metrics that read objects' factors back from predicted grids (`vision_bench.metrics.factors`): all three
-factors of an object right, each factor alone, and the position (for the motion rules); SVIB scenes only."""
+factors of an object right, each factor alone, and the position (for the motion rules); SVIB scenes only. All
+begin with `factor_`: `color_accuracy` and `shape_accuracy` are Compositional-ARC's count metrics."""
 
 
 @cache
