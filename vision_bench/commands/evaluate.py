@@ -94,8 +94,11 @@ def run(args: argparse.Namespace) -> int:
     )
     metrics = result.metrics
     print(summary_table(metrics))
+    by_status: dict[str, list[str]] = {}
     for name, status in metrics["status"].items():
-        print(f"{name}: {status}")
+        by_status.setdefault(str(status), []).append(name)
+    for status, names in by_status.items():  # one line per reason: a family's five metrics share theirs
+        print(f"{', '.join(names)}: {status}")
     print(f"wrote {result.metrics_path}, {result.samples_path} and {len(result.sheets)} sample sheets")
     if args.rollout is not None:
         from vision_bench.bench.rollout_report import roll_out_run
