@@ -315,3 +315,21 @@ def test_each_alpha_sweep_gets_its_own_plot(tmp_path: Path) -> None:
     figures = [b.path.name for b in build_report(config, cells, tmp_path).blocks if isinstance(b, Figure)]
     assert {"grid_accuracy_vs_alpha_alpha_translate_up.png", "grid_accuracy_vs_alpha_alpha_translate_down.png"} <= set(
         figures)
+
+
+def test_family_metrics_get_tables_only_where_computed(tmp_path: Path) -> None:
+    """Factor accuracy (SVIB scenes only) gets a results table in a bench that computed it, and no
+    'unavailable' heading in one that could not."""
+    from vision_bench.bench.summary import build_report
+    from vision_bench.bench.tables import title
+
+    def cells(factor: float) -> list[CellResult]:
+        splits = {split: {"grid_accuracy": 50.0, "factor_accuracy": factor} for split in ("test_id", "test_ood")}
+        return [CellResult("cnn", "alpha/translate_up/0.2", "a", 0, False, splits, alpha=0.2)]
+
+    config = BenchConfig.from_dict({"experiments": ["alpha/translate_up/0.2"], "models": ["vit:test_vit"],
+                                    "baselines": []})
+    for factor, shown in ((75.0, True), (float("nan"), False)):
+        blocks = build_report(config, cells(factor), tmp_path).blocks
+        texts = [getattr(b, "title", "") or getattr(b, "text", "") for b in blocks]
+        assert (title("factor_accuracy") in texts) is shown

@@ -22,7 +22,7 @@ from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
-from vision_bench.tasks.families import ERROR_TAXONOMY, study_family
+from vision_bench.tasks.families import ERROR_TAXONOMY, family_metrics, study_family
 from vision_bench.train.logging import METRICS_FILE, read_records
 
 PLOTS_DIR = "plots"
@@ -158,7 +158,9 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         report.add(Paragraph("Runs that failed the gate, left out of every table and plot below: "
                              + ("; ".join(failed_runs(failed, config.gate)) or "none") + "."))
     report.add(Heading("Results (layout of COGITAO's Table 1)"))
-    for metric in listed_in("report"):
+    # the metrics only some task families support (factor accuracy on SVIB's scenes) join where they were computed
+    family_only = [metric for metric in family_metrics() if metric_available(cells, metric)]
+    for metric in [*listed_in("report"), *family_only]:
         if not metric_available(cells, metric):
             report.add(Heading(title(metric), 3), Paragraph(str(unavailable_note(cells, metric))))
             continue
@@ -173,7 +175,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             path = metric_plot(cells, metric, (id_split, ood_split), out_dir)
             report.add(Figure(path, f"{title(metric)} per setting and model"))
     sweeps = alpha_series(cells)
-    for metric in listed_in("alpha_plot"):
+    for metric in [*listed_in("alpha_plot"), *family_only]:
         if not metric_available(cells, metric):
             continue
         for sweep, members in sweeps.items():
