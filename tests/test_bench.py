@@ -317,11 +317,14 @@ def test_each_alpha_sweep_gets_its_own_plot(tmp_path: Path) -> None:
         figures)
 
 
-def test_family_metrics_get_tables_only_where_computed(tmp_path: Path) -> None:
+def test_family_metrics_get_tables_only_where_computed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Factor accuracy (SVIB scenes only) gets a results table in a bench that computed it, and no
     'unavailable' heading in one that could not."""
+    from vision_bench.bench import summary
     from vision_bench.bench.summary import build_report
     from vision_bench.bench.tables import title
+
+    monkeypatch.setattr(summary, "family_metrics", lambda: {"factor_accuracy": ["SVIB scenes"]})
 
     def cells(factor: float) -> list[CellResult]:
         splits = {split: {"grid_accuracy": 50.0, "factor_accuracy": factor} for split in ("test_id", "test_ood")}
