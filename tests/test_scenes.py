@@ -14,7 +14,9 @@ from cli_errors import cli_error
 
 from render.codec import load
 from render.spec import RenderSpec
+from vision_bench.bench.config import resolve_experiments
 from vision_bench.cli import main
+from vision_bench.data import open_dataset
 from vision_bench.data.export_formats import open_export
 from vision_bench.data.masks import label_grids, mask_image
 from vision_bench.data.sources import render_seed
@@ -237,6 +239,8 @@ def test_studies_are_presets_of_the_paper_tasks_at_any_alpha() -> None:
     assert config.scene == SceneSpec(rule="MNMix2", alpha=0.6) and config.grid_height == (GRID, GRID)
     assert get_study("svib/CP/0.35", n_train=2, n_val=1, n_test=1).scene == SceneSpec(rule="CP", alpha=0.35)
     assert study_family("svib/CP/0.35") is FAMILIES["scenes"] and alpha_of("svib/S-A/0.2") == 0.2
+    assert resolve_experiments(("svib/S-A", "svib/CP/0.35"), STUDIES.names()) == [
+        "svib/S-A/0.0", "svib/S-A/0.2", "svib/S-A/0.4", "svib/S-A/0.6", "svib/CP/0.35"]
     assert family_of(config) is FAMILIES["scenes"]
     paper = get_study("svib/S-A/0.2")
     assert (paper.count("train"), paper.count("val_id"), paper.count("test_ood")) == (64_000, 8_000, 8_000)
@@ -268,7 +272,7 @@ def test_bad_study_input_is_one_line_exit_2(argv: list[str], needle: str, capsys
 # --- exports ------------------------------------------------------------------------------------------------------
 
 
-def test_a_scene_study_exports_as_grids_and_as_folder_with_masks(tmp_path: Path) -> None:
+def test_a_scene_study_exports_as_grids_and_as_folder_with_masks_and_serves_on_the_fly(tmp_path: Path) -> None:
     counts = ["--n-train", "4", "--n-val", "1", "--n-test", "2", "--no-progress"]
     study = ["--study", "svib/MMix1/0.4"]
     assert main(["export", *study, "--out", str(tmp_path / "grids"), "--format", "grids", *counts]) == 0
@@ -279,8 +283,10 @@ def test_a_scene_study_exports_as_grids_and_as_folder_with_masks(tmp_path: Path)
     for split in ("train", "test_ood"):
         samples = generate_split(config, split)
         grids, folder = open_export(tmp_path / "grids", split, spec), open_export(tmp_path / "folder", split)
-        for sample, grid_item, folder_item in zip(samples, grids, folder, strict=True):
-            for item in (grid_item, folder_item):
+        live = open_dataset("svib/MMix1/0.4", split, spec, n_train=4, n_val=1, n_test=2)
+        for sample, grid_item, folder_item, live_item in zip(samples, grids, folder, live, strict=True):
+            assert np.array_equal(live_item["input"].numpy(), folder_item["input"].numpy())
+            for item in (grid_item, folder_item, live_item):
                 assert np.array_equal(item["input_grid"].numpy(), sample.input)
                 assert np.array_equal(item["target_grid"].numpy(), sample.output)
                 assert item["task_key"] == "MMix1"
