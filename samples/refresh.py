@@ -4,7 +4,7 @@
 
 The quickstart runs in DIR (a temporary folder by default): report.md, every image it links and
 the printed summary table are copied to samples/quickstart/; every sample sheet (a rendered
-EnvGen G1-1 split, a gCOG distractor case, a C-ARC episode, a world-model rollout) is drawn again;
+EnvGen G1-1 split, a gCOG distractor case, a C-ARC episode, SVIB's four tasks, a world-model rollout) is drawn again;
 and the blocks between `<!-- quickstart:begin -->` and `<!-- quickstart:end -->` in README.md and
 docs/benchmarks.md are rewritten with the new table, the wall time, the load average and the
 package versions the numbers depend on. Everything committed under samples/ comes from this script.
@@ -26,6 +26,10 @@ from pathlib import Path
 from vision_bench.cli import main as cli_main
 from vision_bench.quickstart import run_quickstart
 from vision_bench.tasks.carc.sheet import main as carc_sheet
+from vision_bench.tasks.formats import write_parquet
+from vision_bench.tasks.sampling import generate_split
+from vision_bench.tasks.scenes.rules import TASKS
+from vision_bench.tasks.studies import get_study
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -67,6 +71,20 @@ def carc_episode(study: str, out: Path) -> None:
         raise SystemExit(f"drawing the C-ARC episode {out} failed")
 
 
+def svib_sheet(out: Path, work: Path, *, alpha: float = 0.6, per_task: int = 2) -> None:
+    """SVIB's four tasks: the first `per_task` training pairs of svib/<task>/<alpha> for S-A, S-NA, M-A and M-NA,
+    in that order, on one sheet (four pairs to a row), 8 pixels per cell, on black as SVIB draws them; sample i of
+    every task has the same input scene (the splits and the placement do not depend on the rule)."""
+    tasks = work / "svib_tasks.parquet"
+    samples = [sample for task in TASKS
+               for sample in generate_split(get_study(f"svib/{task}/{alpha}", n_train=per_task, n_val=0, n_test=0),
+                                            "train")]
+    write_parquet(samples, tasks)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cli("show", str(tasks), "--out", str(out), "--n", str(len(samples)), "--size", "256", "256", "--background",
+        "black")
+
+
 def rollout_sheet(out: Path, work: Path) -> None:
     """The world-model smoke bench's rollout sheet: true frames above the U-Net's fed-back predictions."""
     bench = work / "worldmodel"
@@ -81,6 +99,7 @@ SHEETS: dict[str, Callable[[Path, Path], None]] = {
     "gcog/distractor.png": lambda out, work: study_sheet("gcog/distractor/40", out, work, n=3, split="test_ood",
                                                          extra=("--size", "320", "320")),
     "carc/episode.png": lambda out, work: carc_episode("carc/systematicity/1860", out),
+    "svib/tasks.png": lambda out, work: svib_sheet(out, work),
     "worldmodel/rollout.png": lambda out, work: rollout_sheet(out, work),
 }
 """Every committed sample sheet (path under samples/) and how it is drawn: draw(out_file, work_dir)."""

@@ -27,7 +27,7 @@ from vision_bench.bench.report import (  # noqa: E402
 )
 from vision_bench.bench.tables import table1, text_table  # noqa: E402
 from vision_bench.errors import ConfigError, UserError  # noqa: E402
-from vision_bench.tasks.studies.alpha import alpha_of  # noqa: E402
+from vision_bench.tasks.studies.builder import alpha_of  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE_CONFIG = REPO / "configs" / "bench_smoke.yaml"

@@ -19,7 +19,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from vision_bench.bench.config import BenchConfig, resolve_experiments, setting_of  # noqa: E402
 from vision_bench.bench.runner import load_bench_config  # noqa: E402
 from vision_bench.tasks.studies import STUDIES, get_study  # noqa: E402
-from vision_bench.tasks.studies.alpha import alpha_of  # noqa: E402
+from vision_bench.tasks.studies.builder import alpha_of  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PAPER, SMOKE = CONFIGS / "paper", CONFIGS / "smoke"

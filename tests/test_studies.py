@@ -134,6 +134,14 @@ def check_objects(resolved: TaskConfig, sample: TaskSample) -> None:
                    for f in resolved.object_filter)
 
 
+def check_scene(resolved: TaskConfig, split: str, sample: TaskSample) -> None:
+    """An SVIB scene: two objects of the combinations its split draws from, the rule's name as task key."""
+    assert resolved.scene is not None and sample.task_key == resolved.scene.rule
+    combinations = {tuple(meta["properties"]["input"][factor] for factor in ("colour", "shape", "size"))
+                    for meta in sample.objects}
+    assert len(sample.objects) == 2 and combinations <= set(resolved.scene.combinations(split))
+
+
 def check_episode(resolved: TaskConfig, split: str, sample: TaskSample) -> None:
     """A C-ARC query: its level-2 composition is one its split draws from, its query has 1-2 objects."""
     assert resolved.episode is not None
@@ -160,10 +168,12 @@ def test_every_study_generates_disjoint_splits(study_id: str) -> None:
             assert resolved.grid_height[0] <= sample.input.shape[0] <= resolved.grid_height[1]
             assert resolved.grid_width[0] <= sample.input.shape[1] <= resolved.grid_width[1]
             assert len(sample.task_code) == resolved.task_code_length
-            if resolved.episode is None:
-                check_objects(resolved, sample)
-            else:
+            if resolved.episode is not None:
                 check_episode(resolved, split, sample)
+            elif resolved.scene is not None:
+                check_scene(resolved, split, sample)
+            else:
+                check_objects(resolved, sample)
     train_keys = {s.task_key for s in by_split["train"]}
     ood_keys = {s.task_key for s in by_split["test_ood"] + by_split["val_ood"]}
     if study_id.startswith(("compgen", "carc/", "gcog/systematic/", "gcog/productive/")):
@@ -204,7 +214,7 @@ def test_study_modules_register_in_listing_order() -> None:
     families = [study_id.split("/")[0] for study_id in STUDIES]
     runs = [(family, families.count(family)) for family in dict.fromkeys(families)]
     assert runs == [("compgen", 15), ("compgen-paper", 15), ("envgen", 25), ("alpha", 20), ("sample-efficiency", 40),
-                    ("experiment0", 3), ("worldmodel", 41), ("gcog", 7), ("carc", 8)]
+                    ("experiment0", 3), ("worldmodel", 41), ("gcog", 7), ("carc", 8), ("svib", 16)]
     assert families == sorted(families, key=[name for name, _ in runs].index)
     modules = [registering_module(study_id) for study_id in STUDIES]
     assert list(dict.fromkeys(modules)) == list(MODULES)

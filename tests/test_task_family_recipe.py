@@ -164,6 +164,7 @@ STUDIES = {
     "gcog/systematic/depth1": "rules",
     "carc/3shot/1860": "episodes",
     "worldmodel/compgen/C1/1": "world_model",
+    "svib/S-A/0.2": "scenes",
 }
 
 
@@ -180,17 +181,22 @@ def test_configs_without_a_family_key_and_study_ids_find_the_family_of_their_fie
 @pytest.mark.parametrize("study", STUDIES)
 def test_what_the_pipeline_does_with_each_family(study: str) -> None:
     """Rollouts for world models only; the C-ARC setup (the error taxonomy) for episodes only; stubbornness
-    undefined for rules and episodes; a world model's training sequences are single actions."""
+    undefined for rules, episodes and scenes; a world model's training sequences are single actions; scenes have
+    no sequence, and only they support factor accuracy."""
     config = get_study(study, n_train=2, n_val=2, n_test=2)
     family = STUDIES[study]
     assert is_rollout_experiment(study) == (family == "world_model")
     assert task_facts(config)["episode_setup"] == ("3shot" if family == "episodes" else None)
     sequences, note = training_sequences(config)
-    if family in ("rules", "episodes"):
+    if family in ("rules", "episodes", "scenes"):
         assert sequences is None and note is not None and note.startswith("stubbornness: not defined for")
     elif family == "world_model":
         assert sequences and all(len(sequence) == 1 for sequence in sequences) and note is None
     else:
         assert note is None or note.startswith("stubbornness skipped")
     sample = family_of(config).sample(config, "train", 0)
-    assert (len(sample.sequence) == 1) if family == "world_model" else sample.sequence
+    if family == "world_model":
+        assert len(sample.sequence) == 1
+    else:
+        assert bool(sample.sequence) == (family != "scenes")
+    assert bool(family_of(config).metrics) == (family == "scenes")

@@ -1,6 +1,6 @@
 """`BenchConfig`: a matrix of models x experiments x seeds over a study, validated strictly.
 
-Experiments are study ids (`compgen/C1/1`, `envgen/G3/2`, `alpha/translate_up/0.4`), prefixes
+Experiments are study ids (`compgen/C1/1`, `envgen/G3/2`, `alpha/translate_up/0.4`, `svib/S-A/0.2`), prefixes
 that select every registered id below them (`compgen`, `envgen/G1`, `alpha/translate_up`), or
 paths to task-config YAML files (a custom study). A *setting* groups experiments into one row
 of the report, as the experiment settings (ES) of COGITAO's Table 1: the study id without its
@@ -28,7 +28,7 @@ from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
 from vision_bench.io.documents import JSONDict
 from vision_bench.tasks.config import Seed
-from vision_bench.tasks.studies.alpha import alpha_of
+from vision_bench.tasks.studies.builder import alpha_of
 from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ def is_file_reference(experiment: str) -> bool:
 
 def resolve_experiments(patterns: tuple[str, ...], known: list[str]) -> list[str]:
     """Expand prefixes to the registered study ids below them; keep exact ids, any
-    `alpha/<rule>/<alpha>` and YAML paths.
+    `alpha/<rule>/<alpha>` or `svib/<task>/<alpha>` (`alpha_of`) and YAML paths.
 
     An entry that is neither raises `ConfigError` naming it and the closest registered ids.
     """

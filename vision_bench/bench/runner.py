@@ -68,7 +68,7 @@ from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
 from vision_bench.evaluation.run import OUTPUT_DIR
 from vision_bench.io.atomic import atomic_write_text, output_folder, temp_path_for
 from vision_bench.metrics import listed_in
-from vision_bench.tasks.studies.alpha import alpha_of
+from vision_bench.tasks.studies.builder import alpha_of
 from vision_bench.train.logging import messages_above_progress_bar
 
 BENCH_FILE = "bench.yaml"

@@ -2,7 +2,8 @@
 estimate of the time and disk space a command will take, printed before it starts.
 
 A study preset carries the papers' counts (COGITAO: 100,000 training pairs and 1,000 in each
-validation and test split, 104,000 in all), which take minutes to generate and hundreds of MB
+validation and test split, 104,000 in all; SVIB's `svib/...`: 64,000 and 8,000, `studies.registry.paper_counts`),
+which take minutes to generate and hundreds of MB
 to export as images. A newcomer's first command should not start that by accident, so the
 default is `small` (`SMALL_COUNTS`: 1,000 train and 100 in each of val_id, val_ood, test_id and
 test_ood, 1,400 pairs); `--scale paper` asks for the study's own counts. `--n-train`, `--n-val`
@@ -42,7 +43,8 @@ def add_scale_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup
         "--scale", choices=SCALES, default=None,
         help=f"with --study: small = {SMALL_COUNTS['n_train']:,} train and {SMALL_COUNTS['n_val']} in each "
         "validation and test split; paper = the study's own counts (COGITAO: 100,000 train and 1,000 per "
-        f"split, 104,000 pairs); --n-train/--n-val/--n-test override either (default: {DEFAULT_SCALE})",
+        "split, 104,000 pairs; SVIB: 64,000 train and 8,000 per split); --n-train/--n-val/--n-test override "
+        f"either (default: {DEFAULT_SCALE})",
     )
 
 

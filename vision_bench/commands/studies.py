@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 NAME = "studies"
-HELP = ("list the study presets (CompGen, EnvGen, alpha) usable with --study; any "
-        "alpha/<transformation>/<alpha> with alpha in [0, 1] also works")
+HELP = ("list the study presets (CompGen, EnvGen, alpha, gCOG, C-ARC, SVIB, ...) usable with --study; any "
+        "alpha/<transformation>/<alpha> with alpha in [0, 1] and any svib/<task or rule>/<alpha> with alpha in "
+        "[0, 0.8] also works")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

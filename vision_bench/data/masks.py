@@ -6,10 +6,11 @@ bounding box; each object the sample's rule picks (`selected`, true when absent:
 rules transform every object) is then carried through the sequence with its transformations, the
 others (distractors) stay where they are, so an object keeps its number in every frame even where
 objects touch after a step. A sample whose frames are not one per step (a Compositional-ARC
-episode: input and target canvases only) is labelled from its boxes instead: each query object in
-its input slot (`bbox`) in both canvases, and its result in the output slot (`output_bbox`) of the
-target. Masks use the renderer's own cell placement (`render.raster.placement`) without blur, so
-they line up with the images.
+episode, an SVIB scene: input and target only) is labelled from its boxes instead: each object in
+its input box (`bbox`) in both grids, and its result in its output box (`output_bbox`) of the
+target (a scene's objects stay far enough apart that no box holds a piece of the other object).
+Masks use the renderer's own cell placement (`render.raster.placement`) without blur, so they line
+up with the images.
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] |
 
     A world-model study trains on one step at a time, so its training "sequences" are the single actions.
     Stubbornness (COGITAO G.4) applies a sequence to every object: it is not defined for rule studies,
-    where selectors pick the objects and distractors stay, nor for C-ARC episodes, where a grammar does.
+    where selectors pick the objects and distractors stay, nor for C-ARC episodes, where a grammar does, nor
+    for SVIB scenes, where a rule over both objects' factors sets what changes.
     """
     from vision_bench.tasks.families import family_of
 
@@ -116,7 +117,7 @@ def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] |
     if "stubbornness" in family.unavailable_metrics:
         return None, (
             f"stubbornness: not defined for {family.label} (it applies a training sequence to every object, "
-            "while here a selector or grammar picks which objects move)"
+            "while here a selector, grammar or relational rule decides what changes)"
         )
     train = task_config.for_split("train")
     if family.one_step and train.sequences is not None:

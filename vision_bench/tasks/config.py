@@ -22,6 +22,7 @@ from vision_bench.config_base import StrictConfig
 from vision_bench.errors import ConfigError, UserError
 from vision_bench.tasks.carc.spec import EpisodeSpec
 from vision_bench.tasks.objects import ObjectFilter
+from vision_bench.tasks.scenes.spec import DEFAULT_GRID_SIZE, SceneSpec
 from vision_bench.tasks.selectors import ALL_OBJECTS, Selector
 from vision_bench.tasks.task_code import MAX_TASK_CODE_LENGTH, TASK_CODE_LENGTH, selector_tokens
 from vision_bench.tasks.transformations import resolve_sequence
@@ -204,6 +205,10 @@ class TaskConfig(StrictConfig):
     episode: EpisodeSpec | None = None
     """When set, samples are Compositional-ARC episodes made by `vision_bench.tasks.carc`; transformations,
     sequences, rules and object filters are not used."""
+    scene: SceneSpec | None = None
+    """When set, samples are SVIB scenes made by `vision_bench.tasks.families.scenes`: two objects and a rule over
+    their factors; transformations, sequences, rules and object filters are not used, and `grid_height` and
+    `grid_width` (filled in when left out) are `scene.grid_size`."""
     kind: Literal["sequence", "world_model"] = "sequence"
     """`world_model`: datasets serve each sequence sample as one step of it (`vision_bench.tasks.families.world_model`),
     in exports and on the fly alike; such a config is a `WorldModelConfig`."""
@@ -218,9 +223,25 @@ class TaskConfig(StrictConfig):
             return WorldModelConfig.from_dict(data, source)
         return super().from_dict(data, source)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _scene_grid(cls, data: Any) -> Any:
+        """A scene config that leaves out `grid_height` / `grid_width` gets `scene.grid_size` for both."""
+        if not isinstance(data, dict) or data.get("scene") is None:
+            return data
+        scene = data["scene"]
+        side = scene.grid_size if isinstance(scene, SceneSpec) else (
+            scene.get("grid_size", DEFAULT_GRID_SIZE) if isinstance(scene, dict) else None)
+        if not isinstance(side, int) or isinstance(side, bool):
+            return data  # a bad grid_size: scene's own check names it
+        return {"grid_height": side, "grid_width": side, **data}
+
     @model_validator(mode="after")
     def _consistent(self) -> TaskConfig:
         if self.episode is not None:
+            return self
+        if self.scene is not None:
+            self._check_scene(self.scene)
             return self
         if self.family is None or self.family in SEQUENCE_FAMILIES:
             self._check_sequences()
@@ -252,6 +273,17 @@ class TaskConfig(StrictConfig):
                 except ConfigError as error:
                     raise ValueError(str(error)) from None
         return self
+
+    def _check_scene(self, scene: SceneSpec) -> None:
+        """A scene's grid is `scene.grid_size` square; its splits come from `scene`, not from paired inputs."""
+        side = (scene.grid_size, scene.grid_size)
+        if self.grid_height != side or self.grid_width != side:
+            raise ValueError(f"a scene's grid is scene.grid_size ({scene.grid_size}) a side, but grid_height is "
+                             f"{_span(self.grid_height)} and grid_width {_span(self.grid_width)}; leave them out "
+                             "(scene.grid_size sets both)")
+        if self.paired_ood:
+            raise ValueError("paired_ood is not available with 'scene' (its OOD splits draw other combinations); "
+                             "set paired_ood: false")
 
     def _check_sequences(self) -> None:
         """The settings of the COGITAO generator's families: where sequences come from, the rules, `depth`."""
@@ -307,12 +339,15 @@ class TaskConfig(StrictConfig):
 
     def to_dict(self) -> dict[str, Any]:
         """A plain mapping that `from_dict` turns back into an equal config (filters list only non-defaults;
-        the rule settings only when set, so that configs without rules keep their former form)."""
+        the rule settings only when set, so that configs without rules keep their former form; a scene's grid
+        size once, under `scene`)."""
         data: dict[str, Any] = {}
         plain = self.model_dump(mode="json", exclude={"object_filter", "splits", "rules"})
         for name in type(self).model_fields:
             if name in _RULE_DEFAULTS and getattr(self, name) == _RULE_DEFAULTS[name]:
                 continue
+            if self.scene is not None and name in ("grid_height", "grid_width"):
+                continue  # the scene's grid size: `_scene_grid` fills them in again
             if name == "rules":
                 data[name] = [rule.to_dict() for rule in self.rules or ()]
             elif name == "object_filter":
@@ -363,9 +398,14 @@ class WorldModelConfig(TaskConfig):
 
 
 _RULE_DEFAULTS: dict[str, Any] = {"rules": None, "n_distractors": (0, 0), "task_code_length": TASK_CODE_LENGTH,
-                                  "episode": None, "kind": "sequence", "family": None}
-"""The settings added for rules, episodes, world models and task families, and their defaults, which `to_dict`
+                                  "episode": None, "scene": None, "kind": "sequence", "family": None}
+"""The settings added for rules, episodes, scenes, world models and task families, and their defaults, which `to_dict`
 leaves out."""
+
+
+def _span(bounds: tuple[int, int]) -> str:
+    low, high = bounds
+    return str(low) if low == high else f"[{low}, {high}]"
 
 
 def _changed_environment(ood: SplitConfig | None, id_split: SplitConfig | None) -> list[str]:

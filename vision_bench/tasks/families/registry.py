@@ -1,8 +1,8 @@
 """The built-in task families, registered by importing their modules, and the lookups by config and study id.
 
 A config names its family with `family: NAME`; without it, the first family (in the order below)
-whose `claims` accepts the config is its family: `episode` set -> episodes, `kind: world_model` ->
-world_model, `rules` set -> rules, else sequences. A named family must be that family too (a
+whose `claims` accepts the config is its family: `episode` set -> episodes, `scene` set -> scenes,
+`kind: world_model` -> world_model, `rules` set -> rules, else sequences. A named family must be that family too (a
 `family: sequences` config with `rules`, or with `kind: world_model`, is refused). A study id
 belongs to the family with the longest `study_prefix` it starts with (sequences' is empty, so it
 takes the rest).
@@ -16,7 +16,7 @@ from vision_bench.tasks.families.base import ERROR_TAXONOMY, FAMILIES, ROLLOUTS,
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order configs are tried in.
-from vision_bench.tasks.families import episodes, world_model, rules, sequences  # noqa: F401
+from vision_bench.tasks.families import episodes, scenes, world_model, rules, sequences  # noqa: F401
 # isort: on
 
 

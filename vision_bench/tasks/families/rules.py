@@ -17,7 +17,7 @@ STUDY_PREFIX = "gcog/"
 
 
 def _has_rules(config: TaskConfig) -> bool:
-    return config.rules is not None and config.episode is None
+    return config.rules is not None and config.episode is None and config.scene is None
 
 
 FAMILIES.add("rules", TaskFamily(generate, "rule studies", claims=_has_rules, prepare=prepare, fields="a `rules` list",

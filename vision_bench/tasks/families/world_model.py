@@ -76,7 +76,7 @@ def _whole_sample(config: TaskConfig, split: str, index: int) -> TaskSample:
 
 
 def _is_world_model(config: TaskConfig) -> bool:
-    return config.kind == "world_model" and config.episode is None
+    return config.kind == "world_model" and config.episode is None and config.scene is None
 
 
 WORLD_MODEL = TaskFamily(_sample, "world-model studies", claims=_is_world_model, sequence_sample=_whole_sample,

@@ -89,9 +89,10 @@ class SceneObject:
         return self.top + self.side / 2, self.left + self.side / 2
 
     def quadrant(self, grid_size: int) -> int:
-        """SVIB's quadrant of the centre: 1 top right, 2 top left, 3 bottom left, 4 bottom right."""
+        """SVIB's quadrant of the centre: 1 top right, 2 top left, 3 bottom left, 4 bottom right. A centre on the
+        middle line counts as SVIB's `rule.py` counts x = 0.5 and y = 0.5: right and top."""
         row, col = self.centre()
-        right, top = col >= grid_size / 2, row < grid_size / 2
+        right, top = col >= grid_size / 2, row <= grid_size / 2
         return {(True, True): 1, (False, True): 2, (False, False): 3, (True, False): 4}[(right, top)]
 
     def position(self, grid_size: int) -> tuple[float, float]:

@@ -1,4 +1,5 @@
-"""Study presets: CompGen C1-C3 and EnvGen G1-G5 (COGITAO) and SVIB-style alpha splits, as `TaskConfig`s."""
+"""Study presets: CompGen C1-C3 and EnvGen G1-G5 (COGITAO), COGITAO transformations on SVIB-style alpha splits,
+gCOG, C-ARC and SVIB's own tasks, as `TaskConfig`s."""
 
 from vision_bench.tasks.studies.registry import STUDIES, get_study
 

@@ -19,6 +19,10 @@ def describe_study(study_id: str) -> str:
         from vision_bench.tasks.carc.describe import describe_episodes
 
         return "\n".join([*lines, describe_episodes(config)])
+    if config.scene is not None:
+        from vision_bench.tasks.scenes.describe import describe_scene
+
+        return "\n".join([*lines, describe_scene(config)])
     if config.paired_ood:
         lines.append("paired: val_ood and test_ood reuse the input grids of val_id and test_id")
     for splits, split_config in _groups(config):

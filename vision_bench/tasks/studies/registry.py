@@ -9,25 +9,37 @@ from pydantic import ValidationError
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.registry import unknown_name_message
 from vision_bench.tasks.config import SampleCounts, TaskConfig, check_seed, describe_validation_error
-from vision_bench.tasks.studies.builder import STUDIES
-from vision_bench.tasks.transformations import TRANSFORMATIONS
+from vision_bench.tasks.studies.builder import ALPHA_STUDIES, PAPER_COUNTS, STUDIES
 
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
 
-MODULES = ("compgen", "envgen", "alpha", "sample_efficiency", "experiment0", "worldmodel", "gcog", "carc")
+MODULES = ("compgen", "envgen", "alpha", "sample_efficiency", "experiment0", "worldmodel", "gcog", "carc", "svib")
 """The study modules, in listing order; each registers its presets in `STUDIES` when imported."""
 
 for _module in MODULES:
     importlib.import_module(f"vision_bench.tasks.studies.{_module}")
 
 
-def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL, n_test: int = PAPER_EVAL,
-              seed: int = 0) -> TaskConfig:
-    """The config of a study: `n_train` training samples, `n_val` per validation split, `n_test` per test split.
+def paper_counts(study_id: str) -> tuple[int, int, int]:
+    """(train, per validation split, per test split) of a study at paper scale: its family's `PAPER_COUNTS`, else
+    COGITAO's 100,000 / 1,000 / 1,000."""
+    prefix = study_id.split("/", 1)[0] + "/"
+    return PAPER_COUNTS.get(prefix, (PAPER_TRAIN, PAPER_EVAL, PAPER_EVAL))
 
-    Besides the registered ids, any `alpha/<transformation>/<alpha>` with alpha in [0, 1] is accepted.
+
+def get_study(study_id: str, n_train: int | None = None, n_val: int | None = None, n_test: int | None = None,
+              seed: int = 0) -> TaskConfig:
+    """The config of a study: `n_train` training samples, `n_val` per validation split, `n_test` per test split
+    (each left out: the study's paper scale, `paper_counts`).
+
+    Besides the registered ids, any `<prefix><task>/<alpha>` of a family in `ALPHA_STUDIES` is built by that
+    family (`alpha/<transformation>/<alpha>` with alpha in [0, 1], `svib/<task>/<alpha>` in [0, 0.8]).
     """
+    paper_train, paper_val, paper_test = paper_counts(study_id)
+    n_train = paper_train if n_train is None else n_train
+    n_val = paper_val if n_val is None else n_val
+    n_test = paper_test if n_test is None else n_test
     try:
         counts = SampleCounts(train=n_train, val_id=n_val, val_ood=n_val, test_id=n_test, test_ood=n_test)
         check_seed(seed)
@@ -38,16 +50,6 @@ def get_study(study_id: str, n_train: int = PAPER_TRAIN, n_val: int = PAPER_EVAL
     if study_id in STUDIES:
         return STUDIES[study_id](counts, seed)
     parts = study_id.split("/")
-    if len(parts) == 3 and parts[0] == "alpha":
-        from vision_bench.tasks.studies import alpha  # imported above, by the MODULES loop
-
-        rule, value = parts[1], parts[2]
-        TRANSFORMATIONS.check(rule)
-        try:
-            fraction = float(value)
-        except ValueError:
-            fraction = -1.0
-        if not 0.0 <= fraction <= 1.0:
-            raise UnknownNameError(f"study {study_id!r}: alpha must be a number from 0 to 1, got {value!r}")
-        return alpha.build(rule, fraction, counts, seed)
+    if len(parts) == 3 and f"{parts[0]}/" in ALPHA_STUDIES:
+        return ALPHA_STUDIES[f"{parts[0]}/"](parts[1], parts[2], counts, seed)
     raise UnknownNameError(unknown_name_message("study", study_id, STUDIES.names()))
