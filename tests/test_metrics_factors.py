@@ -203,3 +203,16 @@ def test_score_computes_them_from_the_decoded_grids_when_asked(tmp_path: Path,
     rows = {row["key"]: row for row in result["pairs"]}
     assert (rows["a"][ALL], rows["a"][SHAPE]) == (50.0, 50.0) and result["mean"][ALL] == 50.0
     assert rows["b"][ALL] is None and result["status"][ALL].startswith("unavailable: NaN where the target is not")
+
+
+def test_on_a_real_svib_study_ground_truth_is_perfect_and_copy_input_is_not(tmp_path: Path) -> None:
+    """`ground_truth` draws a scene's true target (the rule is the study's, not the batch's); copy_input keeps
+    the input's factors, which MIntra (move right, colour from shape) changes in colour and position."""
+    from vision_bench.tasks.studies import get_study
+
+    config = get_study("svib/MIntra/0.2", n_train=4, n_val=2, n_test=4)
+    metrics = _evaluate(config, ("ground_truth", "copy_input"), tmp_path)
+    perfect = metrics["baselines"]["ground_truth"]["splits"]["test_id"]["metrics"]
+    assert perfect["grid_accuracy"] == 100.0 and all(perfect[name] == 100.0 for name in FACTOR_METRICS)
+    copied = metrics["baselines"]["copy_input"]["splits"]["test_id"]["metrics"]
+    assert copied["factor_position_accuracy"] == 0.0 and copied["factor_shape_accuracy"] == 100.0

@@ -57,6 +57,9 @@ class EvaluationData:
     """The C-ARC setup when the samples are episode canvases (the error taxonomy classifies the query)."""
     connectivity: int | None = None
     """How the task config extracts objects (4 or 8); None for data made elsewhere."""
+    true_targets: bool = False
+    """The batches carry no rule `ground_truth` could apply (its family's `rule_in_batch` is false): it draws the
+    true target grids instead."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Metric -> why this data cannot support it ('unavailable: ...'): not computed, and reported in metrics.json's
     status."""
@@ -64,11 +67,13 @@ class EvaluationData:
 
 def task_facts(task_config: TaskConfig) -> dict[str, Any]:
     """What the evaluation takes from a task config besides its data: the canvas, the C-ARC setup (its
-    family's `episode_setup`), the connectivity."""
+    family's `episode_setup`), whether `ground_truth` draws the true targets, the connectivity."""
     from vision_bench.tasks.families import family_of
 
-    setup = family_of(task_config).episode_setup
+    family = family_of(task_config)
+    setup = family.episode_setup
     return {"canvas": experiment_canvas(task_config), "episode_setup": None if setup is None else setup(task_config),
+            "true_targets": not family.rule_in_batch,
             "connectivity": task_config.connectivity}
 
 

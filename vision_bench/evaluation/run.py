@@ -116,6 +116,7 @@ def build_baselines(names: Sequence[str], data: EvaluationData, device: torch.de
             if data.connectivity is not None:
                 options["connectivity"] = data.connectivity
             options["episode_setup"] = data.episode_setup
+            options["true_targets"] = data.true_targets
         model = create_model(name, **options).to(device)
         if isinstance(model, MeanTargetModel) and data.train is not None:  # (no training split: skipped above)
             count = min(dataset_length(data.train), MEAN_TARGET_SAMPLES)

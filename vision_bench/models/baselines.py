@@ -6,8 +6,9 @@ rule to the true input grid (the sequence to the objects the task code's selecto
 object when the code names no selector, as in COGITAO's studies) and renders it with the dataset's
 render spec, which every metric should score as perfect. A C-ARC episode's task code names no rule (an
 episode's grammar of indicators picks which object gets which step, and the sample does not carry it),
-so on an episode study (option `episode_setup`, which the evaluation sets from the task config)
-`ground_truth` draws each sample's true target grid instead. (It was called `oracle`; SVIB's Oracle is
+and an SVIB scene's rule is its study's, not the sample's, so on those studies (option `true_targets`, which
+the evaluation sets from the task family's `rule_in_batch`; `episode_setup` implies it) `ground_truth`
+draws each sample's true target grid instead. (It was called `oracle`; SVIB's Oracle is
 a trained model, `svib:oracle`.)
 """
 
@@ -114,6 +115,10 @@ class GroundTruthOptions(FamilyOptions):
     episode_setup: str | None = option(
         None, "the C-ARC setup ('3shot', 'systematicity') of an episode study: predict the true target grids"
     )
+    true_targets: bool = option(
+        False, "predict the true target grids: for tasks whose rule the batch does not carry (C-ARC episodes, SVIB "
+        "scenes)"
+    )
 
     def __post_init__(self) -> None:
         if self.connectivity not in (4, 8):
@@ -136,13 +141,14 @@ class GroundTruthModel(BaselineModel):
 
     family = usage = "ground_truth"
     options = GroundTruthOptions
-    options_hint = "it takes render_spec, connectivity and episode_setup only"
+    options_hint = "it takes render_spec, connectivity, episode_setup and true_targets only"
 
     def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
         super().__init__(shared, options)
         self.render_spec = _render_spec(shared.render_spec)
         self.connectivity = cast(GroundTruthOptions, options).connectivity
         self.episode_setup = cast(GroundTruthOptions, options).episode_setup
+        self.true_targets = cast(GroundTruthOptions, options).true_targets or self.episode_setup is not None
 
     def forward(self, images: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         raise ConfigError(
@@ -152,8 +158,8 @@ class GroundTruthModel(BaselineModel):
     def _output_grids(self, batch: Batch) -> list[np.ndarray]:
         """Each sample's rule applied to its input grid: the selector read from batch['task_code'] (none when
         the batch has no codes or a code names no selector), the transformations from batch['sequence'].
-        On an episode study, batch['target_grid'] (the grammar that makes it is not in the batch)."""
-        if self.episode_setup is not None:
+        With `true_targets` (C-ARC episodes, SVIB scenes), batch['target_grid']: the rule is not in the batch."""
+        if self.true_targets:
             return self._target_grids(batch)
         grids = batch_tensor(batch, "input_grid", self.name)
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()

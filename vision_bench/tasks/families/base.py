@@ -44,6 +44,8 @@ class TaskFamily:
     own checks of a config, raising a one-line `ConfigError` (`family_of` runs it); the COGITAO
     generator's settings are checked when the config is (`tasks.config.SEQUENCE_FAMILIES`).
     `fields` says, for messages, which fields make a config this family's ("an `episode` section").
+    `rule_in_batch`: whether the `ground_truth` baseline can apply a batch's sequence and task code to its
+    input grids; when not (a C-ARC episode's grammar, an SVIB scene's rule), it draws the true targets.
     `metrics`: metrics that only this family's samples support (factor accuracy on SVIB's scenes);
     evaluation reports them unavailable for every other family.
     """
@@ -62,6 +64,7 @@ class TaskFamily:
     check: Callable[[TaskConfig], None] | None = None
     fields: str = ""
     metrics: frozenset[str] = frozenset()
+    rule_in_batch: bool = True
 
     @property
     def episodes(self) -> bool:

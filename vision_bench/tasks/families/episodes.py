@@ -68,5 +68,5 @@ def _setup(config: TaskConfig) -> str:
 FAMILIES.add("episodes", TaskFamily(sample, "C-ARC episodes", claims=_has_episode, study_prefix=STUDY_PREFIX,
                                     fields="an `episode` section",
                                     episode_setup=_setup, reports=frozenset({ERROR_TAXONOMY}),
-                                    unavailable_metrics=frozenset({"stubbornness"})),
+                                    unavailable_metrics=frozenset({"stubbornness"}), rule_in_batch=False),
              "Compositional-ARC: episodes of study examples and a query on one canvas")

@@ -86,5 +86,5 @@ def _check(config: TaskConfig) -> None:
 
 FAMILIES.add("scenes", TaskFamily(sample, "SVIB scenes", claims=_has_scene, check=_check, study_prefix=STUDY_PREFIX,
                                   fields="a `scene` section", metrics=frozenset(FACTOR_METRICS),
-                                  unavailable_metrics=frozenset({"stubbornness"})),
+                                  unavailable_metrics=frozenset({"stubbornness"}), rule_in_batch=False),
              "SVIB: two objects whose colour, shape, size and position a relational rule over their factors sets")
