@@ -147,7 +147,7 @@ def test_paper_presets_use_the_paper_scale(name):
     assert len(set(config.seeds)) == (1 if name in CARC_FILES else 3)  # C-ARC: its four splits are the repeats
     size = CARC_IMAGE_SIZE.get(name, 128)
     assert tuple(config.data.spec["size"]) == (size, size)
-    expected = ({"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "unet:resnet18"} if name == "alpha_sweep.yaml"
+    expected = ({"svib:i2i-cnn", "svib:i2i-vit", "svib:cell-oracle", "unet:resnet18"} if name == "alpha_sweep.yaml"
                 else {"vit:vit_small_patch16_224"} if name in REGIME_FILES
                 else {"bottleneck:resnet18", "unet:resnet18", "vit:vit_small_patch16_224"})
     assert {m.name for m in config.models} == expected

@@ -7,13 +7,16 @@ The parameters are not stored (SVIB's decoder alone is 19 MB): each is regenerat
 and shape by `parameter_values`, so the case is a checkpoint whose weights are a function of its
 keys, and the input is regenerated from a seed (`case_inputs`). A renamed, reshaped or missing
 parameter fails the strict load; a changed computation fails the output comparison.
-`python tests/test_model_state_compat.py` rewrites the files: do that only on purpose, when a
-change of names or outputs is intended (old checkpoints will no longer load).
+`python tests/test_model_state_compat.py [CASE ...]` rewrites the files (of the cases named, else of all): do
+that only on purpose, for a new case or when a change of names or outputs is intended (old checkpoints will no
+longer load). svib_cell_oracle was svib_oracle before svib:oracle became SVIB's factor Oracle and the cell-token
+model was renamed svib:cell-oracle (names, buffers and output unchanged).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from vision_bench.models import MODELS, create_model
+from vision_bench.tasks.scenes.factors import SceneObject, draw
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -45,7 +49,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "vit_transformer": ("vit:test_vit", {"image_size": 32, "decoder": "transformer", "decoder_depth": 1}),
     "svib_i2i_cnn": ("svib:i2i-cnn", {"image_size": 16, "task_conditioning": True}),
     "svib_i2i_vit": ("svib:i2i-vit", {"image_size": 16}),
-    "svib_oracle": ("svib:oracle", {"image_size": 16, "grid_size": 4}),
+    "svib_oracle": ("svib:oracle", {"image_size": 16}),
+    "svib_cell_oracle": ("svib:cell-oracle", {"image_size": 16, "grid_size": 4}),
     "mean_target": ("mean_target", {"image_size": 16}),
 }
 """Case -> (model name, create_model options): every family with a state, at tiny sizes."""
@@ -59,16 +64,20 @@ def parameter_values(name: str, shape: tuple[int, ...]) -> torch.Tensor:
 
 
 def case_inputs(name: str, image_size: int) -> dict[str, torch.Tensor]:
-    """The fixed batch a case is run on: two images (or grids for svib:oracle) and task codes."""
+    """The fixed batch a case is run on: two images (or grids for the svib oracles) and task codes."""
     generator = torch.Generator().manual_seed(7)
     batch = {
         "input": torch.rand(2, 3, image_size, image_size, generator=generator),
         "task_code": torch.randint(0, 29, (2, 4), generator=generator),
     }
-    if name == "svib:oracle":
+    if name == "svib:cell-oracle":
         grids = torch.randint(0, 10, (2, 4, 4), generator=generator)
         grids[1, 3:, :] = -1  # the second grid is 3x4: padding is masked out
         batch["input_grid"] = grids
+    if name == "svib:oracle":  # scenes of two objects and of one (padded, masked out)
+        scenes = [[SceneObject(1, 3, 2, 1, 2), SceneObject(2, 0, 1, 9, 10)], [SceneObject(3, 1, 0, 5, 6)]]
+        batch["input_grid"] = torch.stack([torch.from_numpy(draw(scene, 16)).long() for scene in scenes])
+        batch["grid_shape"] = torch.full((2, 2), 16)
     return batch
 
 
@@ -86,10 +95,11 @@ def load_case(case: str, model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return stored
 
 
-def write_cases() -> None:
-    """Build every case from its seeded initialisation, fill its parameters, save names, buffers and output."""
+def write_cases(cases: list[str]) -> None:
+    """Build each case from its seeded initialisation, fill its parameters, save names, buffers and output."""
     DATA.mkdir(parents=True, exist_ok=True)
-    for case, (name, options) in CASES.items():
+    for case in cases:
+        name, options = CASES[case]
         torch.manual_seed(0)
         model = create_model(name, **options).eval()
         parameters = dict(model.named_parameters())
@@ -142,4 +152,4 @@ def test_a_renamed_parameter_fails_the_load() -> None:
 
 
 if __name__ == "__main__":
-    write_cases()
+    write_cases(sys.argv[1:] or list(CASES))

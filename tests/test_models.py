@@ -1,6 +1,7 @@
 """vision_bench.models: every family and head trains, conditioning works, baselines, errors, weights files.
 
-SVIB's presets (svib:i2i-cnn, svib:i2i-vit, svib:oracle) have their own file, tests/test_svib_models.py."""
+SVIB's presets (svib:i2i-cnn, svib:i2i-vit, svib:oracle, svib:cell-oracle) have their own files,
+tests/test_svib_models.py and tests/test_svib_oracle.py."""
 
 from __future__ import annotations
 

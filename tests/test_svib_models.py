@@ -1,5 +1,6 @@
-"""SVIB's baselines (svib:i2i-cnn, svib:i2i-vit, svib:oracle): SVIB's settings, SVIB's outputs, shapes,
-learning, the oracle's grid input, errors, and the same decoder behind vit:<timm vit> decoder='transformer'.
+"""SVIB's baselines (svib:i2i-cnn, svib:i2i-vit, svib:oracle) and svib:cell-oracle: SVIB's settings, SVIB's
+outputs, shapes, learning, the cell oracle's grid input, errors, and the same decoder behind vit:<timm vit>
+decoder='transformer'. What only svib:oracle does (reading scenes) is tested in tests/test_svib_oracle.py.
 
 Each SVIB setting is asserted against a literal with the file and line of SVIB's released code
 (github.com/systematic-visual-imagination/svib) it comes from; tests/data/svib_differential.npz
@@ -22,7 +23,8 @@ from torch import nn
 
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models import create_model
-from vision_bench.models.patch_transformer import PatchTransformerDecoder, sincos_2d, unpatchify
+from vision_bench.models.patch_transformer import PatchTransformerDecoder, sincos_1d, sincos_2d, unpatchify
+from vision_bench.tasks.scenes.factors import SceneObject, draw
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH, VOCAB_SIZE
 from vision_bench.train import TrainConfig, load_checkpoint
 from vision_bench.train.checkpoint import CheckpointError, save_checkpoint
@@ -30,7 +32,7 @@ from vision_bench.train.components import build_model, resolve_spec
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-PRESETS = ["svib:i2i-cnn", "svib:i2i-vit", "svib:oracle"]
+PRESETS = ["svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "svib:cell-oracle"]
 SIZE = 16  # the smallest image every preset takes: one 16-pixel ViT patch, 4x4 decoder patches
 CELLS = 4  # grids of 4x4 cells, 4 pixels each
 SVIB_OUTPUTS = Path(__file__).parent / "data" / "svib_differential.npz"
@@ -58,6 +60,35 @@ def grid_batch(batch_size: int, seed: int = 0) -> dict:
         "grid_shape": torch.full((batch_size, 2), CELLS),
         "task_code": torch.randint(0, VOCAB_SIZE, (batch_size, TASK_CODE_LENGTH), generator=generator),
     }
+
+
+SCENES = [
+    [SceneObject(0, 1, 2, 1, 2), SceneObject(3, 3, 1, 9, 10)],
+    [SceneObject(2, 0, 0, 8, 1), SceneObject(1, 2, 3, 1, 8)],
+    [SceneObject(1, 3, 3, 2, 2), SceneObject(0, 1, 0, 10, 11)],
+    [SceneObject(3, 2, 1, 10, 3), SceneObject(2, 0, 2, 2, 9)],
+]
+"""Scenes of two objects on a 16x16 grid: every colour, shape and size at least once."""
+
+
+def scene_batch(batch_size: int) -> dict:
+    """`SCENES` (cycled) drawn at 16x16 cells, one pixel each, as inputs and the same scenes with every
+    colour moved on by one as targets; task codes as in `grid_batch`."""
+    scenes = [SCENES[index % len(SCENES)] for index in range(batch_size)]
+
+    def drawn(shift: int) -> torch.Tensor:
+        return torch.stack([torch.from_numpy(draw([SceneObject((o.colour + shift) % 4, o.shape, o.size, o.top, o.left)
+                                                   for o in scene], SIZE)).long() for scene in scenes])
+
+    grids = drawn(0)
+    return {**grid_batch(batch_size), "input": PALETTE[grids].permute(0, 3, 1, 2),
+            "target": PALETTE[drawn(1)].permute(0, 3, 1, 2), "input_grid": grids,
+            "grid_shape": torch.full((batch_size, 2), SIZE)}
+
+
+def batch_for(name: str, batch_size: int) -> dict:
+    """A batch svib:`name` reads: scenes for svib:oracle, random grids for the others."""
+    return scene_batch(batch_size) if name == "svib:oracle" else grid_batch(batch_size)
 
 
 def xavier_bound(layer: nn.Linear, gain: float) -> float:
@@ -123,8 +154,37 @@ def test_the_i2i_vit_encoder_has_svibs_settings() -> None:
     assert encoder(torch.rand(1, 3, 128, 128)).shape == (1, 64, 192)  # one vector per patch
 
 
-def test_the_oracle_reads_one_token_per_cell_of_the_input_grid() -> None:
-    model = create_model("svib:oracle", image_size=SIZE).eval()
+def test_the_oracle_encoder_has_svibs_settings() -> None:
+    """SVIB's GTEncoder (representers/gt/model.py, configs/gt.py): its tables, coupler and parameter count."""
+    model = create_model("svib:oracle", image_size=128)
+    encoder = model.encoder
+    assert encoder.discrete.weight.shape == (128 * 32, 192)  # configs/gt.py:5-7; model.py:13
+    assert 0.95 < encoder.discrete.weight.std() < 1.05  # nn.Embedding's N(0, 1), as SVIB leaves it
+    exponents = torch.arange(0, 192, 2) / 192  # model.py:40: a positive exponent, times 2 pi
+    assert torch.allclose(encoder.coefficients, 2 * math.pi * 10000.0 ** exponents, rtol=1e-6)
+    assert encoder.coefficients[0] == pytest.approx(2 * math.pi) and encoder.coefficients[-1] > 2 * math.pi * 9000
+    assert torch.equal(encoder.positions, sincos_1d(64, 192))  # configs/gt.py:8 (max_len); model.py:62
+    assert encoder.positions[3, :2].tolist() == pytest.approx([math.sin(3), math.cos(3)])
+    coupler = encoder.coupler
+    assert len(coupler.blocks) == 4  # configs/gt.py:9
+    for block in coupler.blocks:
+        attention = block.self_attention
+        assert attention.heads == 4 and attention.dropout == 0.1 and block.cross_attention is None  # gt.py:10-11
+    assert coupler.blocks[0].first and not coupler.blocks[1].first  # transformer.py:70-78
+    gain = (2 * 4) ** -0.5  # transformer.py:94
+    out = coupler.blocks[2].self_attention.out
+    assert 0.9 * xavier_bound(out, gain) < out.weight.abs().max() <= xavier_bound(out, gain)
+    # the sin-cos tables are fixed (SVIB: parameters with requires_grad=False; here buffers, not saved)
+    trainable = sum(p.numel() for p in encoder.parameters() if p.requires_grad)
+    assert trainable == sum(p.numel() for p in encoder.parameters()) == 2_563_200
+    assert set(model.state_dict()) == {name for name, _ in model.named_parameters()}
+    assert model.describe()["parameters"] == 2_563_200 + 4_782_000  # SVIB's decoder reading 192-d tokens
+    factors = torch.tensor([[[0, 1, 2, 0.25, 0.75], [3, 3, 3, 0.5, 0.5]]])
+    assert encoder(factors[..., :3].long(), factors[..., 3:]).shape == (1, 2 * 5, 192)  # 5 tokens an object
+
+
+def test_the_cell_oracle_reads_one_token_per_cell_of_the_input_grid() -> None:
+    model = create_model("svib:cell-oracle", image_size=SIZE).eval()
     assert model.grid_size == 30 and model.encoder.out_dim == 192  # configs/gt.py:7 (emb_size)
     grids = torch.full((2, 3, 5), -1)
     grids[0, :2, :4] = 7  # a 2x4 grid in a batch padded to 3x5
@@ -137,15 +197,15 @@ def test_the_oracle_reads_one_token_per_cell_of_the_input_grid() -> None:
     assert torch.allclose(memory[1, 5 * 2 + 4], colors[2] + positions[30 * 2 + 4])  # row 2, column 4
 
 
-def test_the_oracle_ignores_the_cells_outside_each_grid() -> None:
+def test_the_cell_oracle_ignores_the_cells_outside_each_grid() -> None:
     """Outside cells are masked out of cross-attention: a grid's output does not depend on the padding
     around it, on the other grids of its batch or on grid_size (positions depend on (row, column) only)."""
     torch.manual_seed(0)
     grids = torch.randint(0, 10, (2, 5, 6))
     grids[1, 3:] = -1  # a 3x6 grid padded to 5x6
     task_code = torch.tensor([[1, 2, 0, 0], [3, 0, 0, 0]])
-    small = create_model("svib:oracle", image_size=SIZE, grid_size=6).eval()
-    large = create_model("svib:oracle", image_size=SIZE, grid_size=30).eval()
+    small = create_model("svib:cell-oracle", image_size=SIZE, grid_size=6).eval()
+    large = create_model("svib:cell-oracle", image_size=SIZE, grid_size=30).eval()
     large.load_state_dict(small.state_dict())
     output = small(grids, task_code)
     padded = torch.full((2, 20, 25), -1)
@@ -155,7 +215,7 @@ def test_the_oracle_ignores_the_cells_outside_each_grid() -> None:
     changed = padded.clone()
     changed[1, 2, 5] = (changed[1, 2, 5] + 1) % 10  # a cell inside the 3x6 grid
     assert not torch.allclose(large(changed, task_code)[1], output[1], atol=1e-3)
-    plain = create_model("svib:oracle", image_size=SIZE, task_conditioning=False).eval()  # no task tokens
+    plain = create_model("svib:cell-oracle", image_size=SIZE, task_conditioning=False).eval()  # no task tokens
     assert plain(padded, None).isfinite().all()
 
 
@@ -179,23 +239,33 @@ def test_unpatchify_puts_each_patch_in_place() -> None:
 # --- SVIB's outputs ------------------------------------------------------------------------------------
 
 
+FIXTURE_MODELS = {"cnn": "svib:i2i-cnn", "vit": "svib:i2i-vit", "oracle": "svib:oracle"}
+
+
 def run_with_svibs_input(kind: str, weights: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """svib:i2i-<kind> with `weights`, on the fixture's input: its decoder head's output and its image."""
+    """The fixture's model `kind` with `weights`, on the fixture's input (the oracle: its factors, packed as the
+    model reads them): its decoder head's output and its image."""
     fixture = np.load(SVIB_OUTPUTS, allow_pickle=False)
-    model = create_model(f"svib:i2i-{kind}", image_size=64, task_conditioning=False).eval()
+    model = create_model(FIXTURE_MODELS[kind], image_size=64, task_conditioning=False).eval()
     model.load_state_dict(weights)
+    if kind == "oracle":
+        inputs = torch.cat([torch.from_numpy(fixture["oracle_discrete"]).float(),
+                            torch.from_numpy(fixture["oracle_float"])], dim=-1)
+    else:
+        inputs = torch.from_numpy(fixture["input"])
+    model.check_inputs(inputs)
     patches: list[torch.Tensor] = []
     model.decoder.head.register_forward_hook(lambda module, inputs, output: patches.append(output))
     with torch.no_grad():
-        image = model.raw_output(torch.from_numpy(fixture["input"]), None)
+        image = model.raw_output(inputs, None)
     return patches[0], image.clamp(0, 1)  # SVIB's decode clamps; the project's rgb head takes a sigmoid
 
 
-@pytest.mark.parametrize("kind", ["cnn", "vit"])
+@pytest.mark.parametrize("kind", list(FIXTURE_MODELS))
 def test_with_svibs_weights_the_models_give_svibs_outputs(kind: str) -> None:
     """SVIB's own modules, given the same (seeded) weights, produced the fixture's outputs."""
     fixture = np.load(SVIB_OUTPUTS, allow_pickle=False)
-    model = create_model(f"svib:i2i-{kind}", image_size=64, task_conditioning=False)
+    model = create_model(FIXTURE_MODELS[kind], image_size=64, task_conditioning=False)
     weights = seeded_weights(model, int(fixture["seed"]))
     assert sorted(weights) == sorted(fixture[f"{kind}_names"][:, 1]), "a parameter was added, dropped or renamed"
     assert weights_digest(weights) == str(fixture[f"{kind}_sha256"]), (
@@ -207,27 +277,41 @@ def test_with_svibs_weights_the_models_give_svibs_outputs(kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "first,second",
+    "kind,first,second",
     [
-        ("decoder.transformer.blocks.3.cross_attention.query.weight",
+        ("vit", "decoder.transformer.blocks.3.cross_attention.query.weight",
          "decoder.transformer.blocks.3.cross_attention.key.weight"),
-        ("decoder.transformer.blocks.0.self_norm.weight", "decoder.transformer.blocks.0.self_norm.bias"),
-        ("encoder.transformer.blocks.7.feed_forward.0.bias", "encoder.transformer.blocks.7.feed_forward.2.bias"),
+        ("vit", "decoder.transformer.blocks.0.self_norm.weight", "decoder.transformer.blocks.0.self_norm.bias"),
+        ("vit", "encoder.transformer.blocks.7.feed_forward.0.bias", "encoder.transformer.blocks.7.feed_forward.2.bias"),
+        ("oracle", "encoder.coupler.blocks.0.self_norm.weight", "encoder.coupler.blocks.0.self_norm.bias"),
+        ("oracle", "encoder.coupler.blocks.3.self_attention.query.weight",
+         "encoder.coupler.blocks.3.self_attention.key.weight"),
     ],
-    ids=["cross_query_key", "first_norm_weight_bias", "feed_forward_biases"],
+    ids=["cross_query_key", "first_norm_weight_bias", "feed_forward_biases", "coupler_first_norm",
+         "coupler_query_key"],
 )
-def test_the_fixture_catches_a_misplaced_weight(first: str, second: str) -> None:
+def test_the_fixture_catches_a_misplaced_weight(kind: str, first: str, second: str) -> None:
     """The tolerance is far below what one misplaced tensor changes, even a query swapped with its key
-    (2e-4: the seeded weights give mild attention). On i2i-vit: with i2i-cnn's single memory vector,
-    cross-attention's softmax is 1 whatever its query and key."""
+    (2e-4: the seeded weights give mild attention). On i2i-vit and the oracle: with i2i-cnn's single memory
+    vector, cross-attention's softmax is 1 whatever its query and key."""
     fixture = np.load(SVIB_OUTPUTS, allow_pickle=False)
-    weights = seeded_weights(create_model("svib:i2i-vit", image_size=64, task_conditioning=False), 0)
+    weights = seeded_weights(create_model(FIXTURE_MODELS[kind], image_size=64, task_conditioning=False), 0)
     size = min(weights[first].numel(), weights[second].numel())
     kept = weights[first].flatten()[:size].clone()
     weights[first].view(-1)[:size] = weights[second].view(-1)[:size]
     weights[second].view(-1)[:size] = kept
-    patches, _ = run_with_svibs_input("vit", weights)
-    assert (patches - torch.from_numpy(fixture["vit_patches"])).abs().max() > 10 * TOLERANCE
+    patches, _ = run_with_svibs_input(kind, weights)
+    assert (patches - torch.from_numpy(fixture[f"{kind}_patches"])).abs().max() > 10 * TOLERANCE
+
+
+def test_the_fixture_catches_another_factor_table_row() -> None:
+    """The oracle's factor slots have their own rows (value + 128 * slot): the fixture's shape of 127 read as
+    row 127 (the colour's) instead of 255 is far off."""
+    fixture = np.load(SVIB_OUTPUTS, allow_pickle=False)
+    weights = seeded_weights(create_model("svib:oracle", image_size=64, task_conditioning=False), 0)
+    weights["encoder.discrete.weight"][255] = weights["encoder.discrete.weight"][127]
+    patches, _ = run_with_svibs_input("oracle", weights)
+    assert (patches - torch.from_numpy(fixture["oracle_patches"])).abs().max() > 10 * TOLERANCE
 
 
 # --- shapes and learning --------------------------------------------------------------------------------
@@ -239,9 +323,8 @@ def test_the_fixture_catches_a_misplaced_weight(first: str, second: str) -> None
 def test_output_shapes(name: str, head: str, conditioned: bool) -> None:
     model = create_model(name, image_size=SIZE, head=head, task_conditioning=conditioned,
                          palette_colors=(PALETTE * 255).round().numpy().astype(np.uint8) if head == "palette" else None)
-    batch = grid_batch(2)
-    inputs = batch["input_grid"] if name == "svib:oracle" else batch["input"]
-    raw = model(inputs, batch["task_code"])
+    batch = batch_for(name, 2)
+    raw = model(model.batch_inputs(batch), batch["task_code"])
     assert raw.shape == (2, 3 if head == "rgb" else 10, SIZE, SIZE)
     loss = model.training_loss(batch)
     loss.backward()
@@ -259,7 +342,7 @@ def test_output_shapes(name: str, head: str, conditioned: bool) -> None:
 def test_a_few_training_steps_lower_the_loss(name: str) -> None:
     torch.manual_seed(0)
     model = create_model(name, image_size=SIZE)
-    batch = grid_batch(4)
+    batch = batch_for(name, 4)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     losses = []
     for _ in range(12):
@@ -271,50 +354,50 @@ def test_a_few_training_steps_lower_the_loss(name: str) -> None:
     assert losses[-1] < 0.8 * losses[0], losses
 
 
-def test_the_oracle_trains_in_the_training_loop(tmp_path) -> None:
+def test_the_cell_oracle_trains_in_the_training_loop(tmp_path) -> None:
     """Generated data carries the input grids to the model through the loader and the device feed."""
     from vision_bench.train import train
 
     config = TrainConfig.from_dict({
         "dataset": {"study": "envgen/G1/1", "n_train": 4, "n_val": 2, "spec": {"size": [SIZE, SIZE]}},
-        "model": {"name": "svib:oracle"},
+        "model": {"name": "svib:cell-oracle"},
         "training": {"batch_size": 2, "eval_batch_size": 2, "max_steps": 2, "log_every": 1},
         "schedule": {"warmup_steps": 1},
     })
     result = train(config, tmp_path / "run", progress=False)
     assert result.step == 2 and math.isfinite(result.final_metrics["val_id/loss"])
     model, _, _ = load_checkpoint(result.last_checkpoint)
-    assert model.name == "svib:oracle" and model.describe()["task_conditioning"] == VOCAB_SIZE
+    assert model.name == "svib:cell-oracle" and model.describe()["task_conditioning"] == VOCAB_SIZE
 
 
-# --- the oracle reads grids and the task code -----------------------------------------------------------
+# --- the cell oracle reads grids and the task code ------------------------------------------------------
 
 
-def test_the_oracle_reads_the_grid_not_the_pixels() -> None:
-    model = create_model("svib:oracle", image_size=SIZE, grid_size=CELLS).eval()
+def test_the_cell_oracle_reads_the_grid_not_the_pixels() -> None:
+    model = create_model("svib:cell-oracle", image_size=SIZE, grid_size=CELLS).eval()
     batch = grid_batch(2)
     prediction = model.predict(batch)
     assert torch.equal(model.predict({**batch, "input": torch.rand_like(batch["input"])}), prediction)
     assert not torch.allclose(model.predict({**batch, "input_grid": (batch["input_grid"] + 1) % 10}), prediction)
 
 
-def test_the_oracle_reads_the_task_code_unless_told_not_to() -> None:
-    model = create_model("svib:oracle", image_size=SIZE, grid_size=CELLS).eval()
+def test_the_cell_oracle_reads_the_task_code_unless_told_not_to() -> None:
+    model = create_model("svib:cell-oracle", image_size=SIZE, grid_size=CELLS).eval()
     assert model.describe()["task_conditioning"] == VOCAB_SIZE
     batch = grid_batch(2)
     same_grid = batch["input_grid"][:1].expand(2, -1, -1)
     output = model(same_grid, torch.tensor([[1, 0, 0, 0], [0, 1, 0, 0]]))
     assert not torch.allclose(output[0], output[1]), "the same token at another position is another task"
-    plain = create_model("svib:oracle", image_size=SIZE, grid_size=CELLS, task_conditioning=False)
+    plain = create_model("svib:cell-oracle", image_size=SIZE, grid_size=CELLS, task_conditioning=False)
     assert plain.describe()["task_conditioning"] is None
     assert plain.predict({key: value for key, value in batch.items() if key != "task_code"}).shape == (2, 3, SIZE, SIZE)
 
 
 @pytest.mark.parametrize("with_shapes", [True, False], ids=["grid_shape", "no_grid_shape"])
-def test_the_oracle_reads_inputs_padded_to_larger_targets(with_shapes: bool) -> None:
+def test_the_cell_oracle_reads_inputs_padded_to_larger_targets(with_shapes: bool) -> None:
     """collate pads input grids to the largest grid of the batch, targets included: the padding is cut
     from the grids themselves, so it never counts against grid_size, with or without 'grid_shape'."""
-    model = create_model("svib:oracle", image_size=SIZE, grid_size=CELLS).eval()
+    model = create_model("svib:cell-oracle", image_size=SIZE, grid_size=CELLS).eval()
     batch = grid_batch(2)
     padded = torch.full((2, CELLS + 2, CELLS + 2), -1)
     padded[:, :CELLS, :CELLS] = batch["input_grid"]
@@ -338,8 +421,8 @@ def test_the_oracle_reads_inputs_padded_to_larger_targets(with_shapes: bool) -> 
     ],
     ids=["no_grids", "grid_too_large", "float_grid", "bad_color", "below_minus_one", "empty_grid"],
 )
-def test_oracle_batch_errors(change, message: str) -> None:
-    model = create_model("svib:oracle", image_size=SIZE, grid_size=4)
+def test_cell_oracle_batch_errors(change, message: str) -> None:
+    model = create_model("svib:cell-oracle", image_size=SIZE, grid_size=4)
     with pytest.raises(ConfigError, match=message) as caught:
         model.training_loss(change(grid_batch(2)))
     assert "\n" not in str(caught.value)
@@ -353,9 +436,12 @@ def test_oracle_batch_errors(change, message: str) -> None:
         ("svib:i2i-cnn", {"image_size": 40}, ConfigError, "multiple of 16"),
         ("svib:i2i-vit", {"image_size": 40}, ConfigError, "multiple of svib:i2i-vit's 16-pixel patches"),
         ("svib:oracle", {"image_size": 18}, ConfigError, "multiple of 4"),
+        ("svib:cell-oracle", {"image_size": 18}, ConfigError, "multiple of 4"),
         ("svib:i2i-vit", {"decoder_depth": 2}, ConfigError, "keeps SVIB's settings"),
-        ("svib:oracle", {"patch_size": 8}, ConfigError, "takes grid_size"),
-        ("svib:oracle", {"grid_size": 0}, ConfigError, "grid_size must be a positive integer"),
+        ("svib:oracle", {"grid_size": 30}, ConfigError, "keeps SVIB's settings"),
+        ("svib:cell-oracle", {"patch_size": 8}, ConfigError, "takes grid_size"),
+        ("svib:cell-oracle", {"grid_size": 0}, ConfigError, "grid_size must be a positive integer"),
+        ("svib:oracle", {"pretrained": True}, ConfigError, "from scratch"),
         ("svib:i2i-cnn", {"pretrained_file": "weights.pth"}, ConfigError, "from scratch"),
     ],
 )

@@ -4,9 +4,11 @@ Training and evaluation depend on exactly this: `forward(images, task_code=None)
 output (rgb: (B, 3, H, W) in [0, 1]; palette: logits (B, 10, H, W)); `predict(batch)` gives an
 image (B, 3, H, W) in [0, 1] without building a graph; trainable models add
 `training_loss(batch)`; `describe()` is a dict for logs and reports. A model that reads something
-other than images (svib:oracle reads the padded input grids) says so with `batch_inputs` and
-`check_inputs`, and its `forward` takes that instead. Batches are `vision_bench.data.batch.Batch`
-dicts ('input', 'target', 'task_code', 'input_grid', 'grid_shape', 'sequence', ...).
+other than images (svib:cell-oracle reads the padded input grids, svib:oracle the objects' factors read
+from them) says so with `batch_inputs` and `check_inputs`, and its `forward` takes that instead; one that
+reads some task families only says so with `check_task_family`, which training asks before it starts.
+Batches are `vision_bench.data.batch.Batch` dicts ('input', 'target', 'task_code', 'input_grid',
+'grid_shape', 'sequence', ...).
 
 A model class is also its family's registry entry (`MODELS`, filled by `@MODELS.register` beside
 each class): its class attributes say how it is named (`usage`, `example_backbone`,
@@ -88,6 +90,11 @@ class ImageToImageModel(nn.Module, ABC):
         """Family-specific entries of `describe()`."""
         return {}
 
+    def check_task_family(self, family: str | None, data: str) -> None:
+        """A one-line `ConfigError` when the model cannot read samples of the task family named `family` (None:
+        a family made over another, a world model), `data` saying where they come from; every model reads
+        every family's samples unless it says otherwise (svib:oracle reads SVIB scenes only)."""
+
     def timm_backbone(self) -> TimmBackbone | None:
         """The timm encoder's weights as a plain timm state dict; None for models without a timm encoder."""
         return None
@@ -152,7 +159,7 @@ class TrainableModel(ImageToImageModel):
         (B, pixel_head.channels, S, S), before its activation."""
 
     def batch_inputs(self, batch: Batch) -> torch.Tensor:
-        """What the model reads from a batch: its 'input' images (the grid-fed svib:oracle reads grids)."""
+        """What the model reads from a batch: its 'input' images (svib:cell-oracle reads grids)."""
         return batch_tensor(batch, "input", self.name)
 
     def check_inputs(self, images: torch.Tensor) -> None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class SharedOptions:
     """Image size, output head and loss, task conditioning, starting weights, render spec.
 
-    `task_conditioning` None is the model's default: off, except for svib:oracle, which reads the
+    `task_conditioning` None is the model's default: off, except for svib:cell-oracle, which reads the
     task code unless told false. `task_code_length` is the number of tokens of the codes a
     conditioned model reads: the study's `TaskConfig.task_code_length` (4 for COGITAO's studies,
     10 for gCOG's productive presets).

@@ -52,20 +52,22 @@ def linear(
     return layer
 
 
+def sincos_1d(length: int, dim: int) -> torch.Tensor:
+    """(length, dim) fixed positions 0..length-1: interleaved sines and cosines (sin, cos, sin, ...) of the
+    position times the geometric frequencies 10000 ** (-2k / dim), the transformer's table."""
+    frequencies = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    angles = torch.arange(length, dtype=torch.float32)[:, None] * frequencies
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)
+
+
 def sincos_2d(height: int, width: int, dim: int) -> torch.Tensor:
     """(height * width, dim) fixed positions, row-major: the first half of each vector encodes the row,
-    the second half the column, each as interleaved sines and cosines of geometric frequencies."""
+    the second half the column, each as `sincos_1d` of half the width."""
     if dim % 4:
         raise ConfigError(f"a 2D sin-cos position embedding needs a width divisible by 4, got {dim}")
     half = dim // 2
-    frequencies = torch.exp(torch.arange(0, half, 2, dtype=torch.float32) * (-math.log(10000.0) / half))
-
-    def axis(length: int) -> torch.Tensor:
-        angles = torch.arange(length, dtype=torch.float32)[:, None] * frequencies
-        return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)  # sin, cos, sin, cos, ...
-
-    rows = axis(height)[:, None, :].expand(height, width, half)
-    columns = axis(width)[None, :, :].expand(height, width, half)
+    rows = sincos_1d(height, half)[:, None, :].expand(height, width, half)
+    columns = sincos_1d(width, half)[None, :, :].expand(height, width, half)
     return torch.cat([rows, columns], dim=-1).reshape(height * width, dim)
 
 

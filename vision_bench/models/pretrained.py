@@ -39,7 +39,7 @@ from vision_bench.errors import UserError, first_line
 from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
-from vision_bench.models.state_check import compare_state
+from vision_bench.models.state_check import compare_state, renamed_weights
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH
 
 EXPORT_FORMAT = "vision-bench-model"
@@ -255,8 +255,6 @@ def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -
 
     folder = model_folder(source)
     config = _read_config(folder)
-    # starting weights (timm's hub weights, a file) are never fetched or read: the saved weights replace them
-    model = create_model(config["architecture"], **portable_options(config["model_args"]))
     weights = folder / MODEL_FILE
     try:
         state = load_file(weights)
@@ -265,6 +263,12 @@ def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -
             f"{weights} is not a readable safetensors file ({type(error).__name__}: {first_line(error)}); "
             "export the model again"
         ) from None
+    renamed = renamed_weights(config["architecture"], state.keys())
+    if renamed:
+        raise ModelFolderError(f"{weights}: {renamed}; export it again from a run of the new name, or load it with "
+                               "the vision-bench that exported it")
+    # starting weights (timm's hub weights, a file) are never fetched or read: the saved weights replace them
+    model = create_model(config["architecture"], **portable_options(config["model_args"]))
     mismatch = compare_state(model.state_dict(), state)
     if mismatch:
         raise ModelFolderError(

@@ -2,8 +2,10 @@
 
 A model name is a family, a colon and a timm model name for the network families
 (`unet:resnet18`, `bottleneck:resnet18`, `vit:vit_small_patch16_224`), `svib:` and one of SVIB's
-baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`), or a baseline name alone
-(`copy_input`, `mean_target`, `ground_truth`). The old name `oracle` fails, pointing to `ground_truth`.
+baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`) and `svib:cell-oracle`, or a baseline name alone
+(`copy_input`, `mean_target`, `ground_truth`). The old name `oracle` fails, pointing to `ground_truth`,
+and weights saved under a name that now names another model fail to load, pointing to the new name
+(`state_check.renamed_weights`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ gradients and AdamW's state), beyond any image-to-image model trained here. Over
 
 RENAMED = {
     "oracle": "'oracle' is now 'ground_truth' (it draws the true output grid); SVIB's Oracle, "
-    "trained on the input grid, is 'svib:oracle'",
+    "a trained model, is 'svib:oracle'",
 }
 """Old model and baseline names -> the one-line error that points to the new name."""
 
@@ -49,7 +51,7 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     Shared options: image_size=128, head='rgb'|'palette', loss='mse'|'l1'|'lpips' or a weighted sum such
     as 'mse+0.1*lpips' (rgb), palette_colors
     ((10, 3) uint8, palette head), background_weight=0.2, task_conditioning=None (off, except for
-    svib:oracle; True or a vocabulary size), task_code_length=4 (tokens per code: the study's
+    svib:cell-oracle; True or a vocabulary size), task_code_length=4 (tokens per code: the study's
     task_code_length), pretrained=False (timm's pretrained weights, from the Hugging
     Face cache), pretrained_file=None (local weights), render_spec
     (ground_truth). Family options: those the family declares (`MODELS[family].options`, listed by

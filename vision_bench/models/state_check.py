@@ -1,21 +1,40 @@
 """Does a file's state dict fit a model? One line naming the first missing, unexpected, wrong-shape and
-wrong-dtype keys.
+wrong-dtype keys; and whether a file's weights belong to a model that was renamed.
 
 `nn.Module.load_state_dict` reports a mismatch as a long multi-line error, and timm loads
 weights non-strictly (a resnet34 file fills a resnet18 with only a logged warning). Every place
 that loads weights from a user's file (a run's checkpoint, an exported model, a timm weights
 file) compares first and refuses a mismatch with `StateMismatch.describe()`. Dtypes are compared too:
-`load_state_dict` would cast an int64 tensor into a float weight without a word.
+`load_state_dict` would cast an int64 tensor into a float weight without a word. Weights saved under
+a model name that now names another model are told apart by a key only the old model has
+(`renamed_weights`), so that loading them says so rather than listing a hundred mismatched keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import torch
 
 SHOWN_KEYS = 3
+RENAMED_WEIGHTS = {
+    "svib:oracle": ("encoder.colors.weight", "svib:cell-oracle",
+                    "svib:oracle is now SVIB's Oracle, which reads each object's factors"),
+}
+"""Model names that now name another model -> (a weight only the old model has, the old model's new name, what
+the name means now)."""
+
+
+def renamed_weights(name: str, keys: Collection[str]) -> str | None:
+    """Why weights with `keys`, saved for the model `name`, belong to a renamed model (`RENAMED_WEIGHTS`); None
+    when they do not."""
+    if name not in RENAMED_WEIGHTS:
+        return None
+    key, new_name, meaning = RENAMED_WEIGHTS[name]
+    if key not in keys:
+        return None
+    return f"these weights are of the model called {name} before it was renamed {new_name} ({meaning})"
 
 
 @dataclass(frozen=True)
@@ -89,4 +108,4 @@ def _listed(keys: list[str], what: str) -> str:
     return f"{len(keys)} {what} ({', '.join(keys[:SHOWN_KEYS])}{more})"
 
 
-__all__ = ["SHOWN_KEYS", "StateMismatch", "compare_state"]
+__all__ = ["RENAMED_WEIGHTS", "SHOWN_KEYS", "StateMismatch", "compare_state", "renamed_weights"]

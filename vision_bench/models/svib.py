@@ -1,4 +1,5 @@
-"""`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`: SVIB's baselines, each an encoder and the one shared decoder.
+"""`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`: SVIB's baselines, each an encoder and the one shared decoder;
+and `svib:cell-oracle`, the same decoder fed the input grid's cells.
 
 As in SVIB's released code, an encoder (its *representer*) turns the input into a set of vectors
 and SVIB's patch-transformer decoder (`vision_bench.models.patch_transformer`) draws the output
@@ -8,22 +9,26 @@ image from them; the models differ only in the encoder:
   vector (SVIB's CNNSingleVectorEncoder, configs/cnn_single_vector.py): the single-vector bottleneck.
 - `i2i-vit`: 16-pixel patches embedded at width 192, fixed 2D sin-cos positions, 8 transformer
   blocks of 8 heads (SVIB's ViTEncoder, configs/vit.py): one vector per patch.
-- `oracle`: no image encoder. SVIB's Oracle feeds the decoder the ground-truth factors of the
-  *input* scene; here those are the input grid's cells: one token per cell (its one-hot color
-  among the 10, embedded at SVIB's factor width 192, plus the cell's 2D sin-cos position). It is
-  trained like any model and still has to learn the rule and the rendering; it is spared only the
-  perception. A batch's grids are cropped to the largest of them and the decoder's cross-attention
-  masks the cells outside each grid, so a grid's output does not depend on the padding or on
-  `grid_size` (the largest grid side it reads: the size of its position table).
-  SVIB's Oracle (representers/gt/model.py) gives each object one token per factor and binds each
-  object's factor tokens with a 4-layer transformer (its *coupler*); it is omitted here: a cell's
-  color and position are already summed into its one token, so there is nothing to bind (over a
-  single token the coupler would reduce to a per-token MLP), and the decoder relates the cells.
+- `oracle`: SVIB's Oracle. No image: each input object's true factors, one token per factor
+  (colour, shape, size, x, y), bound per object by SVIB's coupler (`FactorEncoder`, SVIB's
+  GTEncoder, representers/gt/model.py): memory (B, objects * 5, 192). SVIB reads the factors from
+  its scene description (source.json); here they are read from the input grid of an SVIB scene
+  (`vision_bench.tasks.scenes.factors.scene_objects`, the svib/ studies), x and y being the
+  footprint's centre in SVIB's frame. A grid that is not a scene is refused with one line, and
+  training refuses generated data of another task family before the first step.
+- `cell-oracle`: the project's oracle for any grid task. No image encoder: one token per cell of
+  the input grid (its one-hot color among the 10, embedded at SVIB's factor width 192, plus the
+  cell's 2D sin-cos position). It is trained like any model and still has to learn the rule, the
+  rendering and what an object is; it is spared only reading pixels. A batch's grids are cropped
+  to the largest of them and the decoder's cross-attention masks the cells outside each grid, so a
+  grid's output does not depend on the padding or on `grid_size` (the largest grid side it reads:
+  the size of its position table). A cell's color and position are summed into its one token, so
+  it has no coupler.
 
 With task conditioning the task code adds one memory token per code position (SVIB trains one
-model per rule and has none). The oracle reads the task code unless `task_conditioning` is false.
-The presets keep SVIB's settings and train from scratch; `vit:<timm vit>` with
-`decoder='transformer'` puts the same decoder behind any timm ViT.
+model per rule and has none). The cell oracle reads the task code unless `task_conditioning` is
+false; the other presets only when it is true. The presets keep SVIB's settings and train from
+scratch; `vit:<timm vit>` with `decoder='transformer'` puts the same decoder behind any timm ViT.
 """
 
 from __future__ import annotations
@@ -37,12 +42,14 @@ from torch import nn
 from vision_bench.data.batch import Batch
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import MODELS, TrainableModel
+from vision_bench.models.factor_encoder import FactorEncoder
 from vision_bench.models.heads import PALETTE_SIZE
 from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int, reject_options
 from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, Transformer, sincos_2d
 from vision_bench.registry import unknown_name_message
+from vision_bench.tasks.scenes.factors import scene_objects
 
-PRESETS = ("i2i-cnn", "i2i-vit", "oracle")
+PRESETS = ("i2i-cnn", "i2i-vit", "oracle", "cell-oracle")
 
 
 @dataclass(frozen=True)
@@ -70,12 +77,17 @@ SVIB_CNN = CnnEncoderSettings()
 SVIB_VIT = VitEncoderSettings()
 ORACLE_WIDTH = 192  # SVIB's ground-truth factor embedding size (configs/gt.py emb_size)
 DEFAULT_GRID_SIZE = 30  # ARC's largest grid; every study of the project fits
+SCENES_FAMILY = "scenes"
+"""The task family of SVIB's scenes (the svib/ studies): the only data svib:oracle reads."""
+OBJECT_FACTORS = ("colour", "shape", "size", "x", "y")
+"""What svib:oracle reads of each object, in SVIB's token order: three discrete factors, then two floats."""
+DISCRETE_FACTORS = 3
 
 
 @dataclass(frozen=True)
 class SvibOptions(FamilyOptions):
     grid_size: int | None = option(
-        None, f"svib:oracle only: the largest grid side it reads (its position table); None: {DEFAULT_GRID_SIZE}"
+        None, f"svib:cell-oracle only: the largest grid side it reads (its position table); None: {DEFAULT_GRID_SIZE}"
     )
 
     def __post_init__(self) -> None:
@@ -142,7 +154,7 @@ class GridCellEncoder(nn.Module):
     The color is one-hot over the 10 colors, mapped linearly (a table lookup); the (row, column)
     position is a fixed 2D sin-cos embedding, as SVIB encodes its continuous factors with sines and
     cosines. A cell's token depends on its color and place only; cells outside a grid (-1) get a
-    placeholder token, which the oracle masks out of the decoder's cross-attention.
+    placeholder token, which the cell oracle masks out of the decoder's cross-attention.
     """
 
     positions: torch.Tensor
@@ -162,21 +174,22 @@ class GridCellEncoder(nn.Module):
 
 @MODELS.register(
     "svib",
-    "SVIB's baselines, its settings: a CNN (one vector) or ViT encoder, or the input grid and task code "
-    "(oracle), read by SVIB's patch-transformer decoder",
+    "SVIB's baselines, its settings: a CNN (one vector) or ViT encoder, or the Oracle's true factors of each object "
+    "of an svib/ scene (oracle), read by SVIB's patch-transformer decoder; cell-oracle: the input grid's cells",
 )
 class SvibModel(TrainableModel):
     """An encoder's vectors, plus one token per task-code position, drawn by SVIB's patch-transformer decoder."""
 
     family = "svib"
-    usage = "svib:<i2i-cnn|i2i-vit|oracle>"
+    usage = "svib:<i2i-cnn|i2i-vit|oracle|cell-oracle>"
     example_backbone = "i2i-vit"
     test_backbone = "i2i-cnn"
     options = SvibOptions
     options_hint = "it keeps SVIB's settings (for other sizes use vit:<timm vit> with decoder='transformer')"
 
     def __init__(
-        self, preset: str, shared: SharedOptions, encoder: CnnVectorEncoder | VitTokenEncoder | GridCellEncoder
+        self, preset: str, shared: SharedOptions,
+        encoder: CnnVectorEncoder | VitTokenEncoder | GridCellEncoder | FactorEncoder,
     ) -> None:
         super().__init__(preset, shared)
         self.encoder = encoder
@@ -197,11 +210,13 @@ class SvibModel(TrainableModel):
                 f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
             )
         grid_size = cast(SvibOptions, options).grid_size
-        if preset == "oracle":
-            reject_options(extra, "svib:oracle", "it takes grid_size (the largest grid side it reads) only")
-            return SvibOracleModel(shared, grid_size or DEFAULT_GRID_SIZE)
+        if preset == "cell-oracle":
+            reject_options(extra, "svib:cell-oracle", "it takes grid_size (the largest grid side it reads) only")
+            return SvibCellOracleModel(shared, grid_size or DEFAULT_GRID_SIZE)
         reject_options({**extra, **({} if grid_size is None else {"grid_size": grid_size})}, f"svib:{preset}",
                        cls.options_hint)
+        if preset == "oracle":
+            return SvibOracleModel(shared)
         encoder = CnnVectorEncoder(shared.image_size) if preset == "i2i-cnn" else VitTokenEncoder(shared.image_size)
         return SvibModel(preset, shared, encoder)
 
@@ -224,33 +239,29 @@ class SvibModel(TrainableModel):
         return {**super().details(), "decoder_patch_size": settings.patch_size, "decoder_depth": settings.depth}
 
 
-class SvibOracleModel(SvibModel):
-    """SVIB's Oracle on grids: the input grid's cells (and the task code) drawn by the patch decoder."""
+class SvibCellOracleModel(SvibModel):
+    """The cell-token oracle: the input grid's cells (and the task code) drawn by SVIB's patch decoder."""
 
     conditioned_by_default = True
 
     def __init__(self, shared: SharedOptions, grid_size: int = DEFAULT_GRID_SIZE) -> None:
-        super().__init__("oracle", shared, GridCellEncoder(grid_size, ORACLE_WIDTH))
+        super().__init__("cell-oracle", shared, GridCellEncoder(grid_size, ORACLE_WIDTH))
         self.grid_size = grid_size
 
     def batch_inputs(self, batch: Batch) -> torch.Tensor:
-        grids = batch["input_grid"] if "input_grid" in batch else None
-        if not isinstance(grids, torch.Tensor):
-            raise ConfigError(
-                "svib:oracle reads the input grids, but this dataset has images only (no 'input_grid'); "
-                "train it on a study, a task config or an export made by vision-bench"
-            )
+        grids = input_grids(batch, self.name)
         return crop_padding(grids) if grids.ndim == 3 else grids  # check_inputs reports other shapes
 
     def check_inputs(self, grids: torch.Tensor) -> None:
         if grids.ndim != 3 or grids.dtype not in (torch.int64, torch.int32):
             raise ConfigError(
-                f"svib:oracle reads integer grids (B, h, w) padded with -1, got {grids.dtype} {tuple(grids.shape)}"
+                f"svib:cell-oracle reads integer grids (B, h, w) padded with -1, got {grids.dtype} "
+                f"{tuple(grids.shape)}"
             )
         height, width = grids.shape[1:]
         if max(height, width) > self.grid_size:
             raise ConfigError(
-                f"input grids of {height}x{width} cells exceed svib:oracle's grid_size={self.grid_size}; "
+                f"input grids of {height}x{width} cells exceed svib:cell-oracle's grid_size={self.grid_size}; "
                 f"create it with grid_size={max(height, width)} or more"
             )
         # Checked on any device, with one transfer: on CUDA a bad color would be a device-side assert in
@@ -264,13 +275,110 @@ class SvibOracleModel(SvibModel):
                 "check the dataset's input grids"
             )
         if empty:
-            raise ConfigError("an input grid has no cells (all -1); svib:oracle needs at least one cell per grid")
+            raise ConfigError("an input grid has no cells (all -1); svib:cell-oracle needs at least one cell per grid")
 
     def raw_output(self, grids: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.draw(self.encoder(grids), task_code, memory_mask=grids.flatten(1) >= 0)
 
     def details(self) -> dict[str, Any]:
         return {**super().details(), "grid_size": self.grid_size}
+
+
+class SvibOracleModel(SvibModel):
+    """SVIB's Oracle: each input object's true factors, one token each, bound per object by SVIB's coupler
+    and drawn by SVIB's patch decoder. It reads SVIB scenes only (the svib/ studies).
+
+    Its input is a (B, N, 5) float tensor, one row per object: [colour, shape, size, x, y]
+    (`OBJECT_FACTORS`), the discrete factors as whole numbers, x and y in [0, 1]; rows whose colour is
+    negative (-1) pad a scene with fewer objects than the batch's most and are masked out of the decoder's
+    cross-attention. `batch_inputs` reads it from the input grids.
+    """
+
+    def __init__(self, shared: SharedOptions) -> None:
+        encoder = FactorEncoder()
+        super().__init__("oracle", shared, encoder)
+        self.vocabulary = encoder.settings.vocabulary
+
+    def check_task_family(self, family: str | None, data: str) -> None:
+        if family != SCENES_FAMILY:
+            raise ConfigError(f"svib:oracle reads the objects of SVIB's scenes (the svib/ studies), but {data} is "
+                              "not a scenes dataset; use svib:cell-oracle for other tasks")
+
+    def batch_inputs(self, batch: Batch) -> torch.Tensor:
+        grids = input_grids(batch, self.name)
+        shapes = batch["grid_shape"] if "grid_shape" in batch else None
+        return scene_factors(grids, shapes)
+
+    def check_inputs(self, factors: torch.Tensor) -> None:
+        if factors.ndim != 3 or factors.shape[-1] != len(OBJECT_FACTORS) or not factors.is_floating_point():
+            raise ConfigError(
+                f"svib:oracle reads (B, objects, {len(OBJECT_FACTORS)}) float factors [{', '.join(OBJECT_FACTORS)}] "
+                f"per object, got {factors.dtype} {tuple(factors.shape)}"
+            )
+        present = factors[..., 0] >= 0
+        discrete, floats = factors[..., :DISCRETE_FACTORS], factors[..., DISCRETE_FACTORS:]
+        bad_discrete = (discrete < 0) | (discrete >= self.vocabulary) | (discrete != discrete.round())
+        bad_float = ~((floats >= 0) & (floats <= 1))  # NaN included
+        # one transfer from the device: on CUDA a bad factor would be a device-side assert in the embedding
+        checks = torch.stack([(present[..., None] & bad_discrete).any(), (present[..., None] & bad_float).any(),
+                              (~present).all(dim=1).any()])
+        wrong_discrete, wrong_float, empty = checks.tolist()
+        if wrong_discrete:
+            raise ConfigError("svib:oracle's colour, shape and size factors must be whole numbers "
+                              f"0..{self.vocabulary - 1} (SVIB's factor vocabulary); check the input factors")
+        if wrong_float:
+            raise ConfigError("svib:oracle's x and y factors must lie in [0, 1] (SVIB's frame); "
+                              "check the input factors")
+        if empty:
+            raise ConfigError("an input scene has no objects (every row's colour is negative); "
+                              "svib:oracle needs at least one")
+
+    def raw_output(self, factors: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        discrete = factors[..., :DISCRETE_FACTORS].clamp(min=0).long()  # padding rows read row 0, masked below
+        floats = factors[..., DISCRETE_FACTORS:].clamp(0, 1)
+        memory = self.encoder(discrete, floats)
+        present = (factors[..., 0] >= 0).repeat_interleave(len(OBJECT_FACTORS), dim=1)
+        return self.draw(memory, task_code, memory_mask=present)
+
+
+def input_grids(batch: Batch, model_name: str) -> torch.Tensor:
+    """batch['input_grid'], or a `ConfigError` for a dataset of images only."""
+    grids = batch["input_grid"] if "input_grid" in batch else None
+    if not isinstance(grids, torch.Tensor):
+        raise ConfigError(
+            f"{model_name} reads the input grids, but this dataset has images only (no 'input_grid'); "
+            "train it on a study, a task config or an export made by vision-bench"
+        )
+    return grids
+
+
+def scene_factors(grids: torch.Tensor, shapes: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, h, w) scene grids padded with -1 -> (B, N, 5) float32 factors of each grid's objects, on the CPU.
+
+    Per object, in `scene_objects` order: colour, shape and size (indices), then x and y
+    (`SceneObject.position` of the scene's side); N is the most objects of a grid, and rows of -1 follow
+    the last object of a grid with fewer. `shapes` (B, 2) gives each grid's real size (else the extent of
+    its cells). A grid that is not a scene is a `ConfigError` pointing to svib:cell-oracle.
+    """
+    cells = grids.cpu().numpy()
+    sizes = shapes.tolist() if shapes is not None else [
+        [int((grid >= 0).any(axis=1).sum()), int((grid >= 0).any(axis=0).sum())] for grid in cells]
+    scenes = []
+    for index, (grid, (height, width)) in enumerate(zip(cells, sizes, strict=True)):
+        try:
+            if height != width:
+                raise ValueError(f"it is {height}x{width} cells, and scenes are square")
+            objects = scene_objects(grid[:height, :width])
+            if not objects:
+                raise ValueError("it has no objects")
+        except ValueError as error:
+            raise ConfigError(f"svib:oracle reads SVIB's scenes (the svib/ studies), and input grid {index} of the "
+                              f"batch is not one ({error}); use svib:cell-oracle for other tasks") from None
+        scenes.append([[obj.colour, obj.shape, obj.size, *obj.position(height)] for obj in objects])
+    factors = torch.full((len(scenes), max((len(rows) for rows in scenes), default=0), len(OBJECT_FACTORS)), -1.0)
+    for index, rows in enumerate(scenes):
+        factors[index, : len(rows)] = torch.tensor(rows, dtype=torch.float32)
+    return factors
 
 
 def crop_padding(grids: torch.Tensor) -> torch.Tensor:
@@ -290,11 +398,15 @@ def crop_padding(grids: torch.Tensor) -> torch.Tensor:
 
 __all__ = [
     "DEFAULT_GRID_SIZE",
+    "OBJECT_FACTORS",
     "ORACLE_WIDTH",
     "PRESETS",
+    "SCENES_FAMILY",
     "SVIB_CNN",
     "SVIB_VIT",
+    "SvibCellOracleModel",
     "SvibModel",
     "SvibOptions",
     "SvibOracleModel",
+    "scene_factors",
 ]

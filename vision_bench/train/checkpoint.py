@@ -144,7 +144,22 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
         raise CheckpointError(f"{path}: checkpoint lacks {', '.join(missing)}; it is incomplete: start a fresh run")
+    _refuse_renamed_model(payload, path)
     return payload
+
+
+def _refuse_renamed_model(payload: dict[str, Any], path: Path) -> None:
+    """A `CheckpointError` when the checkpoint's model name now names another model (svib:oracle, which was the
+    cell-token model and is SVIB's Oracle now): its weights must not be read as the new model's."""
+    from vision_bench.models.state_check import renamed_weights
+
+    model = payload["config"].get("model") if isinstance(payload["config"], dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    if isinstance(name, str) and isinstance(payload["model"], dict):
+        note = renamed_weights(name, payload["model"].keys())
+        if note:
+            raise CheckpointError(f"{path}: {note}; retrain under the new name, or load the checkpoint with the "
+                                  "vision-bench that wrote it")
 
 
 def config_of(payload: dict[str, Any], path: str | Path) -> TrainConfig:
