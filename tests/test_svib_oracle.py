@@ -284,3 +284,49 @@ def test_a_cell_oracle_saved_as_svib_oracle_fails_to_load_with_one_line(tmp_path
     grids = grid_batch(1)["input_grid"]  # the same weights under their new name load and draw
     assert load_checkpoint(_checkpoint(tmp_path / "new", "svib:cell-oracle", cell.state_dict()) / "checkpoints"
                            / "best.pt").model(grids, torch.tensor([[1, 0, 0, 0]])).shape == (1, 3, SIZE, SIZE)
+
+
+# --- trained on an svib/ study, at a CPU size ---------------------------------------------------------------
+
+
+def test_a_small_oracle_trains_on_an_svib_study_and_its_loss_falls(tmp_path) -> None:
+    """End to end on the scenes family: the oracle reads the study's scenes, at a CPU size (the options that
+    shrink SVIB's widths and depths), and a few steps on a fixed batch lower its loss."""
+    from render.spec import RenderSpec
+    from vision_bench.data.collate import collate
+    from vision_bench.data.opening import open_dataset
+    from vision_bench.train import train
+
+    options = {"decoder_width": 32, "decoder_depth": 1, "encoder_width": 32, "encoder_depth": 1}
+    config = TrainConfig.from_dict({
+        "dataset": {"study": "svib/S-A/0.2", "n_train": 8, "n_val": 2, "spec": {"size": [32, 32]}},
+        "model": {"name": "svib:oracle", "options": options},
+        "training": {"batch_size": 4, "max_steps": 2, "eval_batch_size": 2},
+    })
+    train(config, tmp_path / "run", progress=False)
+    assert (tmp_path / "run" / "checkpoints").is_dir()
+    model = create_model("svib:oracle", image_size=32, **options)
+    full = create_model("svib:oracle", image_size=32)
+    assert sum(p.numel() for p in model.parameters()) < sum(p.numel() for p in full.parameters()) / 20
+
+    dataset = open_dataset("svib/S-A/0.2", "train", RenderSpec(size=(32, 32)), n_train=4, n_val=2, n_test=2)
+    batch = collate([dataset[i] for i in range(4)])
+    optimizer = torch.optim.Adam(model.parameters(), 3e-3)
+    losses = []
+    for _ in range(15):
+        loss = model.training_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("preset, options, message", [
+    ("i2i-cnn", {"encoder_depth": 2}, "i2i-cnn: no encoder_depth"),
+    ("cell-oracle", {"decoder_width": 32}, "it takes grid_size"),
+    ("oracle", {"decoder_depth": 0}, "decoder_depth"),
+])
+def test_size_options_that_do_not_apply_are_one_line(preset: str, options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_model(f"svib:{preset}", image_size=SIZE, **options)

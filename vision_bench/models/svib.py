@@ -33,7 +33,7 @@ scratch; `vit:<timm vit>` with `decoder='transformer'` puts the same decoder beh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import torch
@@ -42,10 +42,16 @@ from torch import nn
 from vision_bench.data.batch import Batch
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import MODELS, TrainableModel
-from vision_bench.models.factor_encoder import FactorEncoder
+from vision_bench.models.factor_encoder import SVIB_GT, FactorEncoder, FactorEncoderSettings
 from vision_bench.models.heads import PALETTE_SIZE
 from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int, reject_options
-from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformerDecoder, Transformer, sincos_2d
+from vision_bench.models.patch_transformer import (
+    SVIB_DECODER,
+    PatchDecoderSettings,
+    PatchTransformerDecoder,
+    Transformer,
+    sincos_2d,
+)
 from vision_bench.registry import unknown_name_message
 from vision_bench.tasks.scenes.factors import scene_objects
 
@@ -89,10 +95,24 @@ class SvibOptions(FamilyOptions):
     grid_size: int | None = option(
         None, f"svib:cell-oracle only: the largest grid side it reads (its position table); None: {DEFAULT_GRID_SIZE}"
     )
+    decoder_width: int | None = option(None, f"the decoder's width; None: SVIB's {SVIB_DECODER.width}")
+    decoder_depth: int | None = option(None, f"the decoder's blocks; None: SVIB's {SVIB_DECODER.depth}")
+    encoder_width: int | None = option(
+        None, f"the encoder's width (i2i-cnn: channels, SVIB's {SVIB_CNN.hidden}; i2i-vit: SVIB's {SVIB_VIT.width}; "
+        f"oracle: factor tokens, SVIB's {SVIB_GT.width})")
+    encoder_depth: int | None = option(
+        None, f"the encoder's transformer blocks (i2i-vit: SVIB's {SVIB_VIT.depth}; oracle: the coupler's, SVIB's "
+        f"{SVIB_GT.depth})")
 
     def __post_init__(self) -> None:
-        if self.grid_size is not None:
-            positive_int(self.grid_size, "grid_size")
+        for name in ("grid_size", "decoder_width", "decoder_depth", "encoder_width", "encoder_depth"):
+            if getattr(self, name) is not None:
+                positive_int(getattr(self, name), name)
+
+    def sizes(self) -> dict[str, int]:
+        """The size options that were set (a smaller model than SVIB's, e.g. to train on a CPU)."""
+        names = ("decoder_width", "decoder_depth", "encoder_width", "encoder_depth")
+        return {name: value for name in names if (value := getattr(self, name)) is not None}
 
 
 class CnnVectorEncoder(nn.Module):
@@ -185,17 +205,19 @@ class SvibModel(TrainableModel):
     example_backbone = "i2i-vit"
     test_backbone = "i2i-cnn"
     options = SvibOptions
-    options_hint = "it keeps SVIB's settings (for other sizes use vit:<timm vit> with decoder='transformer')"
+    options_hint = ("it takes SVIB's settings, or smaller ones with decoder_width, decoder_depth, encoder_width and "
+                    "encoder_depth (i2i-cnn: no encoder_depth)")
 
     def __init__(
         self, preset: str, shared: SharedOptions,
         encoder: CnnVectorEncoder | VitTokenEncoder | GridCellEncoder | FactorEncoder,
+        decoder: PatchDecoderSettings = SVIB_DECODER,
     ) -> None:
         super().__init__(preset, shared)
         self.encoder = encoder
         memory_dim = encoder.out_dim
         self.task_tokens = self.task_tokens_of_width(memory_dim)
-        self.decoder = PatchTransformerDecoder(memory_dim, shared.image_size, self.pixel_head.channels, SVIB_DECODER)
+        self.decoder = PatchTransformerDecoder(memory_dim, shared.image_size, self.pixel_head.channels, decoder)
 
     @classmethod
     def build(
@@ -209,16 +231,28 @@ class SvibModel(TrainableModel):
             raise ConfigError(
                 f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
             )
-        grid_size = cast(SvibOptions, options).grid_size
+        svib_options = cast(SvibOptions, options)
+        grid_size, sizes = svib_options.grid_size, svib_options.sizes()
         if preset == "cell-oracle":
-            reject_options(extra, "svib:cell-oracle", "it takes grid_size (the largest grid side it reads) only")
+            reject_options({**extra, **sizes}, "svib:cell-oracle",
+                           "it takes grid_size (the largest grid side it reads) only")
             return SvibCellOracleModel(shared, grid_size or DEFAULT_GRID_SIZE)
-        reject_options({**extra, **({} if grid_size is None else {"grid_size": grid_size})}, f"svib:{preset}",
-                       cls.options_hint)
+        unused = {"encoder_depth": sizes["encoder_depth"]} if preset == "i2i-cnn" and "encoder_depth" in sizes else {}
+        reject_options({**extra, **unused, **({} if grid_size is None else {"grid_size": grid_size})},
+                       f"svib:{preset}", cls.options_hint)
+        decoder = replace(SVIB_DECODER, width=svib_options.decoder_width or SVIB_DECODER.width,
+                          depth=svib_options.decoder_depth or SVIB_DECODER.depth)
+        width, depth = svib_options.encoder_width, svib_options.encoder_depth
         if preset == "oracle":
-            return SvibOracleModel(shared)
-        encoder = CnnVectorEncoder(shared.image_size) if preset == "i2i-cnn" else VitTokenEncoder(shared.image_size)
-        return SvibModel(preset, shared, encoder)
+            return SvibOracleModel(shared, replace(SVIB_GT, width=width or SVIB_GT.width,
+                                                   depth=depth or SVIB_GT.depth), decoder)
+        if preset == "i2i-cnn":
+            encoder: CnnVectorEncoder | VitTokenEncoder = CnnVectorEncoder(
+                shared.image_size, replace(SVIB_CNN, hidden=width or SVIB_CNN.hidden))
+        else:
+            encoder = VitTokenEncoder(shared.image_size, replace(SVIB_VIT, width=width or SVIB_VIT.width,
+                                                                depth=depth or SVIB_VIT.depth))
+        return SvibModel(preset, shared, encoder, decoder)
 
     def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         return self.draw(self.encoder(inputs), task_code)
@@ -294,9 +328,10 @@ class SvibOracleModel(SvibModel):
     cross-attention. `batch_inputs` reads it from the input grids.
     """
 
-    def __init__(self, shared: SharedOptions) -> None:
-        encoder = FactorEncoder()
-        super().__init__("oracle", shared, encoder)
+    def __init__(self, shared: SharedOptions, settings: FactorEncoderSettings = SVIB_GT,
+                 decoder: PatchDecoderSettings = SVIB_DECODER) -> None:
+        encoder = FactorEncoder(settings)
+        super().__init__("oracle", shared, encoder, decoder)
         self.vocabulary = encoder.settings.vocabulary
 
     def check_task_family(self, family: str | None, data: str) -> None:
