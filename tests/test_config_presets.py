@@ -33,6 +33,8 @@ REGIME_FILES = {"regime_100k_100ep.yaml": (100_000, 100), "regime_250k_50ep.yaml
 """COGITAO's learning regimes (paper 000, Table 3): training samples and epochs."""
 PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
 PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
+SVIB_FILES = ["svib.yaml"]
+"""Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
 CONDITIONED = ("compgen", "experiment0", "regime_", "sample_efficiency", "worldmodel")
 """Presets whose models read COGITAO's task codes (task_conditioning: true)."""
 RULE_CONDITIONED = ("gcog_",)
@@ -78,8 +80,8 @@ def _first_cell_configs(config: BenchConfig) -> list:
 
 
 def test_every_preset_exists_at_both_scales():
-    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted(PAPER_FILES)
-    assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted(PRESET_FILES)
+    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES])
+    assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted([*PRESET_FILES, *SVIB_FILES])
     assert {PAPER / name for name in PAPER_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
 
 
@@ -167,7 +169,7 @@ def _family(model_name: str) -> str:
     return model_name if model_name.startswith("svib:") else model_name.split(":")[0]
 
 
-@pytest.mark.parametrize("name", PRESET_FILES)
+@pytest.mark.parametrize("name", [*PRESET_FILES, *SVIB_FILES])
 def test_smoke_presets_stay_tiny(name):
     config = load_bench_config(SMOKE / name)
     n_train, epochs = SMOKE_SCALE.get(name, (32, 1))
@@ -183,3 +185,19 @@ def test_smoke_presets_stay_tiny(name):
 def _conditioning(options: dict) -> tuple:
     """What a model reads of the task code: its vocabulary and code length options."""
     return options.get("task_conditioning"), options.get("task_code_length")
+
+
+def test_the_svib_paper_preset_keeps_svibs_scale_and_states_its_gate():
+    """configs/paper/svib.yaml: SVIB's four tasks at its alphas, 64,000 / 8,000 episodes, 128 px, batch 40,
+    its three models at full size, and the gate and verdict rule of docs/results/svib."""
+    config = load_bench_config(PAPER / "svib.yaml")
+    experiments = _experiments(config)
+    assert {e.rsplit("/", 1)[0] for e in experiments} == {f"svib/{task}" for task in ("S-A", "S-NA", "M-A", "M-NA")}
+    assert sorted({alpha_of(e) for e in experiments}) == [0.0, 0.2, 0.4, 0.6]
+    assert (config.data.n_train, config.data.n_test) == (64_000, 8_000)
+    assert tuple(config.data.spec["size"]) == (128, 128) and len(set(config.seeds)) == 3
+    assert {m.name for m in config.models} == {"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "unet:resnet18"}
+    assert all(not m.options for m in config.models)  # SVIB's sizes
+    assert config.gate is not None and config.gate.describe() == "factor_accuracy on test_id >= 90"
+    for train_config in _first_cell_configs(config):
+        assert train_config.training.batch_size == 40
