@@ -47,6 +47,7 @@ def test_the_report_lists_failed_runs_and_averages_only_the_passed(tmp_path: Pat
     tables = [b for b in report.blocks if isinstance(b, Table)]
     assert tables[0].rows == [["cnn", setting_of(EXPERIMENT), "2 of 3 passed"]]
     results = next(t for t in tables if t.title.startswith("GA: grid accuracy"))
+    assert "Runs that failed the gate" in " ".join(texts)
     assert results.rows[0][1:3] == ["98.0 ± 1.0", "50.0 ± 10.0"]  # seeds 0 and 2; seed 1 left out
 
 

@@ -152,6 +152,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         report.add(Heading("Gate and verdict rule (stated in the bench config before the runs)"))
         if config.verdict:
             report.add(Paragraph(f"Verdict rule: {config.verdict}"))
+    every_run = list(cells)  # the training curves show failed runs too: whether their loss had stopped falling
     if config.gate is not None:
         cells, failed = gated(cells, config.gate)
         report.add(gate_table([*cells, *failed], config.gate))
@@ -183,7 +184,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             if alpha_path is not None:
                 report.add(Figure(alpha_path, f"{title(metric)} against alpha, {sweep} (solid: {ood_split}, "
                                               f"dashed: {id_split})"))
-    curves = training_curves(cells, out_dir)
+    curves = training_curves(every_run, out_dir)
     if curves is not None:
         report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))
     sheets = collect_sheets(cells, (id_split, ood_split), out_dir)
