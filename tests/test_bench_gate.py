@@ -66,3 +66,23 @@ def test_a_malformed_gate_is_one_line(gate: dict, needle: str) -> None:
     with pytest.raises(ConfigError) as caught:
         BenchConfig.from_dict({"experiments": [EXPERIMENT], "models": ["unet:test_resnet"], "gate": gate})
     assert needle in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("gate, needle", [
+    ({"metric": "grid_accuracy", "split": "val_id", "at_least": 90}, "gate.split 'val_id' is not evaluated"),
+    ({"metric": "factor_accuracy", "at_least": 90}, "gate.metric 'factor_accuracy' is unavailable: defined only for"),
+])
+def test_a_gate_no_run_could_pass_is_refused_before_any_work(gate: dict, needle: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+    from cli_errors import cli_error
+
+    bench = tmp_path / "bench.yaml"
+    bench.write_text(yaml.safe_dump({"experiments": ["envgen/G1/1"], "models": ["unet:test_resnet"], "gate": gate}))
+    cli_error(["bench", str(bench), "--out", str(tmp_path / "out"), "--no-progress"], capsys, needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_gate_bound_must_be_finite() -> None:
+    with pytest.raises(ConfigError, match="finite"):
+        Gate.from_dict({**GATE, "at_least": float("nan")})

@@ -187,7 +187,7 @@ def test_results_rows_are_the_cells_metrics(sharded_and_plain: dict) -> None:
     shared = sharded_and_plain["shared"]
     with open(shared / "results.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["model", "study", "experiment", "seed", "split", "metric", "value", "baseline"]
+    assert list(rows[0]) == ["model", "study", "experiment", "seed", "split", "metric", "value", "baseline", "gate"]
     expected = []
     for seed in (0, 1):
         metrics = json.loads((shared / "runs" / "envgen_G1_1" / "unet_test_resnet" / f"seed{seed}" / "evaluation"

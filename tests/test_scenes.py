@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from cli_errors import cli_error
 
 from render.codec import load
@@ -227,6 +228,20 @@ def test_the_family_refuses_cogitao_fields_and_fits_only_scene_configs() -> None
         family_of(TaskConfig.from_dict({"scene": {"rule": "CP", "alpha": 0}, "family": "sequences"}))
     entry = FAMILIES["scenes"]
     assert entry.metrics == frozenset(FACTOR_METRICS) and "stubbornness" in entry.unavailable_metrics
+
+
+@pytest.mark.parametrize("change", [{"n_objects": [3, 3]}, {"connectivity": 4}, {"depth": 3},
+                                    {"splits": {"test_ood": {"grid_height": [30, 30]}}},
+                                    {"object_filter": [{"max_cells": 9}]}])
+def test_the_cogitao_generators_settings_are_refused_not_ignored(change: dict, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    document = {**get_study("svib/S-A/0.2", n_train=2, n_val=1, n_test=1).to_dict(), **change}
+    family_of(get_study("svib/S-A/0.2", n_train=2, n_val=1, n_test=1))  # the study itself passes
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(document))
+    cli_error(["generate", "--config", str(path), "--out", str(tmp_path / "out"), "--no-progress"], capsys,
+              f"these settings do not apply: {next(iter(change))}")
+    assert not (tmp_path / "out").exists()
 
 
 # --- studies ------------------------------------------------------------------------------------------------------

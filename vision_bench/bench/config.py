@@ -140,6 +140,15 @@ class BenchConfig(StrictConfig):
     verdict: str = ""
     """The rule, stated before the runs, by which the study's finding is read from the gated numbers."""
 
+    def to_dict(self) -> JSONDict:
+        """As `StrictConfig.to_dict`, without `gate` and `verdict` when unset, so that a bench without them keeps
+        the resolved config (and the folder) it had before they existed."""
+        data = super().to_dict()
+        for key, unset in (("gate", None), ("verdict", "")):
+            if data.get(key) == unset:
+                data.pop(key, None)
+        return data
+
     @field_validator("models", mode="before")
     @classmethod
     def _names_as_entries(cls, models: object) -> object:

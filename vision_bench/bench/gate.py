@@ -12,13 +12,14 @@ runs: a bench folder refuses a changed config, the gate included.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import field_validator, model_validator
 
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.report import Table
 from vision_bench.config_base import StrictConfig
+from vision_bench.errors import ConfigError
 from vision_bench.metrics import METRICS
 
 
@@ -42,6 +43,9 @@ class Gate(StrictConfig):
     def _one_bound(self) -> Gate:
         if (self.at_least is None) == (self.at_most is None):
             raise ValueError("give exactly one of at_least and at_most")
+        bound = self.at_least if self.at_least is not None else self.at_most
+        if not math.isfinite(float(bound or 0.0)):
+            raise ValueError(f"the bound must be a finite number, got {bound}")
         return self
 
     def describe(self) -> str:
@@ -86,4 +90,18 @@ def failed_runs(failed: Sequence[CellResult], gate: Gate) -> list[str]:
             for c in failed]
 
 
-__all__ = ["Gate", "failed_runs", "gate_table", "gated"]
+def check_gate(gate: Gate | None, splits: Sequence[str], unavailable: Mapping[str, Mapping[str, str]]) -> None:
+    """Refuse a gate no run could pass: on a split the bench does not evaluate, or on a metric that an
+    experiment's data cannot support (`unavailable`: experiment -> metric -> reason)."""
+    if gate is None:
+        return
+    if gate.split not in splits:
+        raise ConfigError(f"gate.split {gate.split!r} is not evaluated (evaluate.splits: {', '.join(splits)}); "
+                          "gate on one of those splits or add it to evaluate.splits")
+    for experiment, reasons in unavailable.items():
+        if gate.metric in reasons:
+            raise ConfigError(f"gate.metric {gate.metric!r} is {reasons[gate.metric]} (experiment {experiment}); "
+                              "gate on a metric every experiment computes")
+
+
+__all__ = ["Gate", "check_gate", "failed_runs", "gate_table", "gated"]

@@ -52,7 +52,7 @@ from vision_bench.bench.config import (
     task_config,
 )
 from vision_bench.bench.fingerprints import data_fingerprint
-from vision_bench.bench.gate import gated
+from vision_bench.bench.gate import check_gate, gated
 from vision_bench.bench.report import write_report
 from vision_bench.bench.results import write_results
 from vision_bench.bench.rollout_report import (
@@ -63,6 +63,7 @@ from vision_bench.bench.rollout_report import (
 )
 from vision_bench.bench.summary import build_report, terminal_summary
 from vision_bench.errors import ConfigError
+from vision_bench.evaluation.data import family_metric_status
 from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
 from vision_bench.evaluation.run import OUTPUT_DIR
@@ -330,6 +331,8 @@ def run_bench(
         raise ConfigError(f"{out_dir} holds no bench ({BENCH_FILE} is missing); run the bench or its shards first")
     bench = _Bench(config, out_dir, progress, device, trust_stored_data)
     check_layout(config, bench.experiments, bench.spec)
+    check_gate(config.gate, config.evaluate.splits, {
+        experiment: family_metric_status(task_config(experiment, config.data)) for experiment in bench.experiments})
     plan = plan_cells(config, bench.experiments)
     bench.check(plan)
     resolved = bench.resolved()

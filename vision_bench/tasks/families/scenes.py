@@ -82,6 +82,18 @@ def _check(config: TaskConfig) -> None:
         raise ConfigError(f"a scene's rule is scene.rule, so {', '.join(cogitao)} do not apply; remove them")
     if config.kind == "world_model":
         raise ConfigError("a scene has no sequence to serve one step at a time; remove kind: world_model")
+    unused = [name for name in _UNUSED if getattr(config, name) != TaskConfig.model_fields[name].default]
+    if config.n_objects not in ((2, 2), TaskConfig.model_fields["n_objects"].default):
+        unused.insert(0, "n_objects")
+    if unused:
+        raise ConfigError(f"a scene always has two 8-connected objects on one grid for every split, so these "
+                          f"settings do not apply: {', '.join(unused)}; remove them")
+
+
+_UNUSED = ("object_filter", "connectivity", "depth", "n_distractors", "splits", "square_grid",
+           "paired_ood")
+"""The COGITAO generator's settings a scene config leaves at their defaults (the scene section decides);
+`n_objects` may also say (2, 2), as the svib/ studies do."""
 
 
 FAMILIES.add("scenes", TaskFamily(sample, "SVIB scenes", claims=_has_scene, check=_check, study_prefix=STUDY_PREFIX,

@@ -2,7 +2,7 @@
 
 It imports only the config base and the scene modules, so `tasks.config` can hold it without an import
 cycle. The grid must hold two objects of the largest size with room for any motion and the separation
-`placement.SEPARATION` asks: `min_grid_size(motion)` cells a side.
+`placement.separation(motion)` asks: `min_grid_size(motion)` cells a side.
 """
 
 from __future__ import annotations
