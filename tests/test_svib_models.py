@@ -44,6 +44,19 @@ PALETTE = torch.tensor(
 ) / 255
 
 
+def fit_losses(model: nn.Module, batch: dict, *, steps: int, lr: float) -> list[float]:
+    """The training losses of `steps` Adam steps on one fixed batch (a model that learns lowers them)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        loss = model.training_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
 def grid_batch(batch_size: int, seed: int = 0) -> dict:
     """Random input grids, their images, targets (the grids recolored c -> c + 1) and task codes."""
     generator = torch.Generator().manual_seed(seed)
@@ -343,14 +356,7 @@ def test_a_few_training_steps_lower_the_loss(name: str) -> None:
     torch.manual_seed(0)
     model = create_model(name, image_size=SIZE)
     batch = batch_for(name, 4)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    losses = []
-    for _ in range(12):
-        loss = model.training_loss(batch)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
+    losses = fit_losses(model, batch, steps=12, lr=1e-3)
     assert losses[-1] < 0.8 * losses[0], losses
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from cli_errors import cli_error
-from test_svib_models import SIZE, grid_batch, scene_batch
+from test_svib_models import SIZE, fit_losses, grid_batch, scene_batch
 
 from vision_bench.cli import main
 from vision_bench.errors import ConfigError
@@ -311,15 +311,9 @@ def test_a_small_oracle_trains_on_an_svib_study_and_its_loss_falls(tmp_path) -> 
 
     dataset = open_dataset("svib/S-A/0.2", "train", RenderSpec(size=(32, 32)), n_train=4, n_val=2, n_test=2)
     batch = collate([dataset[i] for i in range(4)])
-    optimizer = torch.optim.Adam(model.parameters(), 3e-3)
-    losses = []
-    for _ in range(15):
-        loss = model.training_loss(batch)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss.detach()))
-    assert losses[-1] < 0.5 * losses[0]
+    torch.manual_seed(0)
+    losses = fit_losses(model, batch, steps=15, lr=3e-3)
+    assert losses[-1] < 0.5 * losses[0], losses
 
 
 @pytest.mark.parametrize("preset, options, message", [
