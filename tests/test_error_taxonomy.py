@@ -148,3 +148,13 @@ def test_an_unregistered_step_makes_the_taxonomy_unavailable() -> None:
     assert values.status["error_primitive"] == (
         "unavailable: error taxonomy: spin_twice not in the transformation registry; "
         "load the extension that defines them to classify errors")
+
+
+def test_a_sample_without_a_sequence_makes_the_taxonomy_unavailable() -> None:
+    """SVIB's scenes carry no transformation sequence: a rule over factors made the target, so no class fits."""
+    grid = torch.tensor(_grid({(2, 2): 4}), dtype=torch.long)[None]
+    values = compute_metrics(pred_grids=grid, target_grids=grid.roll(1, 1), input_grids=grid, sequences=[()])
+    assert math.isnan(float(values["error_other"][0]))
+    assert values.status["error_other"] == (
+        "unavailable: error taxonomy: a sample has no transformation sequence, so its partial outcomes are not "
+        "defined")

@@ -275,6 +275,9 @@ def test_describe_names_rule_core_training_and_testing_combinations() -> None:
     (["studies", "--describe", "svib/NShAASh/0.2"], "use NShAC"),
     (["studies", "--describe", "svib/S-A/0.9"], "alpha must be a number from 0 to 0.8"),
     (["studies", "--describe", "svib/S-A/abc"], "alpha must be a number from 0 to 0.8"),
+    (["studies", "--describe", "svib/S-A/0.20"], "write the alpha as 0.2 ('svib/S-A/0.2')"),
+    (["studies", "--describe", "svib/S-A/2e-1"], "write the alpha as 0.2"),
+    (["studies", "--describe", "svib/S-A/0"], "write the alpha as 0.0"),
     (["generate", "--study", "svib/S-A/0.2", "--set", "scene.grid_size=20", "--out", "unused"],
      "grid_size 20 is too small"),
 ])

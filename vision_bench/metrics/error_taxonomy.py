@@ -24,9 +24,10 @@ canvas (`vision_bench.tasks.carc.canvas`, the setup given by the evaluation), th
 cut out first, so the class describes the query.
 
 Each class is a registered metric `error_<class>`: 1 when the sample falls in it (aggregates are
-percentages of samples). They need the samples' own sequences (`sequences`); a sequence that names
-an unregistered transformation (an extension not loaded) or a task code whose selector cannot be read
-makes them unavailable (NaN, with a status line) instead of failing the evaluation.
+percentages of samples). They need the samples' own sequences (`sequences`); an empty sequence (SVIB's
+scenes, where a relational rule over the objects' factors makes the target, and imported tasks), a
+sequence that names an unregistered transformation (an extension not loaded) or a task code whose
+selector cannot be read makes them unavailable (NaN, with a status line) instead of failing the evaluation.
 """
 
 from __future__ import annotations
@@ -175,6 +176,9 @@ def _selectors(task_codes: torch.Tensor | None, count: int, episode_setup: str |
 
 
 def _check_names(sequences: Sequence[Sequence[str]], episode: bool) -> None:
+    if any(len(sequence) == 0 for sequence in sequences):
+        # SVIB's scenes and imported tasks: a relational rule, or nothing known, made the target
+        raise TaxonomyUnavailable("a sample has no transformation sequence, so its partial outcomes are not defined")
     registry = _registry(episode)
     unknown = sorted({name for sequence in sequences for name in sequence if name not in registry})
     if unknown:

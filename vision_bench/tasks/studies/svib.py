@@ -68,6 +68,9 @@ def build_id(task: str, value: str, counts: SampleCounts, seed: int) -> TaskConf
     if not 0.0 <= alpha <= ALPHA_MAX:
         raise UnknownNameError(f"study '{STUDY_PREFIX}{task}/{value}': alpha must be a number from 0 to {ALPHA_MAX} "
                                f"(the share of non-core combinations in training), got {value!r}")
+    if value != str(alpha):  # one id per experiment: 0.20 and 2e-1 would name the same data twice
+        raise UnknownNameError(f"study '{STUDY_PREFIX}{task}/{value}': write the alpha as {alpha} "
+                               f"('{STUDY_PREFIX}{task}/{alpha}'), the one spelling of each study id")
     return build(task, alpha, counts, seed)
 
 
