@@ -87,8 +87,10 @@ def test_shipped_bench_configs_pass_the_layout_check(path: Path) -> None:
 
 
 def cell_runs(image: np.ndarray, background: np.ndarray) -> list[int]:
-    """Lengths of the same-color runs of non-background pixels along the middle row and column."""
-    lines = [image[image.shape[0] // 2], image[:, image.shape[1] // 2]]
+    """Lengths of the same-color runs of non-background pixels along the middle row and column of the drawn
+    grid (centred or in a corner)."""
+    rows, cols = np.nonzero((image != background).any(axis=2))
+    lines = [image[(rows.min() + rows.max()) // 2], image[:, (cols.min() + cols.max()) // 2]]
     runs = []
     for line in lines:
         inside = line[(line != background).any(axis=1)]

@@ -14,10 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from render.spec import RenderSpec
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from vision_bench.bench.config import BenchConfig, resolve_experiments, setting_of  # noqa: E402
 from vision_bench.bench.runner import load_bench_config  # noqa: E402
+from vision_bench.evaluation.data import experiment_canvas  # noqa: E402
 from vision_bench.tasks.studies import STUDIES, get_study  # noqa: E402
 from vision_bench.tasks.studies.builder import alpha_of  # noqa: E402
 
@@ -147,8 +150,17 @@ def test_paper_presets_use_the_paper_scale(name):
     n_train, epochs = REGIME_FILES.get(name, (100_000, 10))
     assert (config.data.n_train, config.data.n_val, config.data.n_test) == (n_train, 1_000, 1_000)
     assert len(set(config.seeds)) == (1 if name in CARC_FILES else 3)  # C-ARC: its four splits are the repeats
-    size = CARC_IMAGE_SIZE.get(name, 128)
-    assert tuple(config.data.spec["size"]) == (size, size)
+    vits = [model for model in config.models if model.name.startswith("vit:")]
+    if name in CARC_IMAGE_SIZE or not vits:
+        assert tuple(config.data.spec["size"]) == (CARC_IMAGE_SIZE.get(name, 128),) * 2
+    else:  # one ViT patch is one grid cell: fixed cells from the top-left corner, the patch as wide as a cell
+        spec = RenderSpec.from_dict(config.data.spec)
+        assert (spec.layout.mode, spec.layout.anchor) == ("cell", "top-left")
+        assert [model.options["patch_size"] for model in vits] == [spec.layout.cell_size]
+        canvas = max(max(experiment_canvas(get_study(e))) for e in _experiments(config))
+        side, drawn = spec.size[0], canvas * spec.layout.cell_size
+        assert spec.size[0] == spec.size[1] and side % 32 == 0, "the CNNs need a multiple of their stride 32"
+        assert drawn <= side < drawn + 32, "no more margin than needed"
     expected = ({"svib:i2i-cnn", "svib:i2i-vit", "svib:cell-oracle", "unet:resnet18"} if name == "alpha_sweep.yaml"
                 else {"vit:vit_small_patch16_224"} if name in REGIME_FILES
                 else {"bottleneck:resnet18", "unet:resnet18", "vit:vit_small_patch16_224"})

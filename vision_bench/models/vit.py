@@ -1,4 +1,4 @@
-"""`vit:<timm vit>`: a timm VisionTransformer whose patch tokens are decoded to pixels.
+"""`vit:<timm vit>`: a timm VisionTransformer (or a timm RoPE ViT) whose patch tokens are decoded to pixels.
 
 The ViT is built at the model's image size (img_size) with any patch size it accepts; its patch
 tokens (prefix tokens dropped) are decoded to pixels: `linear` maps each token to its patch's
@@ -7,6 +7,13 @@ one sin-cos query per 4-pixel output patch, cross-attending to the tokens; `deco
 SVIB's 8 by default). `svib:i2i-vit` is SVIB's whole I2I-ViT, encoder included. With task
 conditioning, the task code becomes extra tokens next to the class token, so every block can
 attend to it.
+
+Positions: timm's learned table (`positions='learned'`, timm's default), a fixed 2D sin-cos table
+(`positions='sincos'`, timm's `build_sincos2d_pos_embed`, MAE's form, frozen), or rotary embeddings in
+every attention layer: name one of timm's RoPE ViTs (`vit_small_patch16_rope_224` and the other
+`vit_*_rope_*` models, timm's `Eva` class; `_ape` ones also keep an absolute table). The task tokens of
+a RoPE ViT get no rotation (they have no place on the grid). For grid studies, one patch should be one
+cell: a `cell:K:top-left` layout with `patch_size: K` (configs/paper/envgen_*.yaml).
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
+from timm.layers import build_sincos2d_pos_embed
+from timm.models.eva import Eva
 from timm.models.vision_transformer import VisionTransformer
 from torch import nn
 
@@ -32,6 +41,7 @@ from vision_bench.models.patch_transformer import SVIB_DECODER, PatchTransformer
 from vision_bench.registry import unknown_name_message
 
 DECODERS = ("linear", "transformer")
+POSITIONS = ("learned", "sincos")
 
 
 @dataclass(frozen=True)
@@ -39,10 +49,14 @@ class ViTOptions(FamilyOptions):
     decoder: str = option("linear", "'linear' (each patch token to its pixels) or 'transformer' (SVIB's patch decoder)")
     decoder_depth: int = option(SVIB_DECODER.depth, "blocks of the transformer decoder (SVIB's 8)")
     patch_size: int | None = option(None, "the ViT's patch size in pixels (a divisor of image_size); None: timm's")
+    positions: str = option("learned", "the absolute position table: 'learned' (timm's) or 'sincos' (fixed 2D "
+                            "sin-cos); for rotary positions name a timm RoPE ViT (vit_small_patch16_rope_224)")
 
     def __post_init__(self) -> None:
         if self.decoder not in DECODERS:
             raise UnknownNameError(unknown_name_message("vit decoder", str(self.decoder), DECODERS))
+        if self.positions not in POSITIONS:
+            raise UnknownNameError(unknown_name_message("vit positions", str(self.positions), POSITIONS))
         positive_int(self.decoder_depth, "decoder_depth")
         if self.patch_size is not None:
             positive_int(self.patch_size, "patch_size")
@@ -78,7 +92,7 @@ def _timm_options(shared: SharedOptions, patch_size: int | None, options: dict[s
     return {**timm_options, "num_classes": 0, "img_size": shared.image_size}
 
 
-def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any]) -> VisionTransformer:
+def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any]) -> VisionTransformer | Eva:
     weights = timm_weights(backbone, shared.pretrained, shared.pretrained_file)
     try:
         encoder = create_timm_model(backbone, weights=weights, **timm_options)
@@ -86,15 +100,39 @@ def _build_vit(backbone: str, shared: SharedOptions, timm_options: dict[str, Any
         if error.option != "img_size":
             raise
         encoder = None
-    if not isinstance(encoder, VisionTransformer):
+    if not isinstance(encoder, (VisionTransformer, Eva)):
         kind = "a CNN or another model that takes no img_size" if encoder is None else f"a {type(encoder).__name__}"
         raise ConfigError(
-            f"vit: needs a timm VisionTransformer (vit_*, deit_*, test_vit*); {backbone!r} is {kind}. "
-            f"For a CNN use unet:{backbone} or bottleneck:{backbone}"
+            f"vit: needs a timm VisionTransformer (vit_*, deit_*, test_vit*) or RoPE ViT (vit_*_rope_*); {backbone!r} "
+            f"is {kind}. For a CNN use unet:{backbone} or bottleneck:{backbone}"
         )
-    if encoder.attn_pool is not None:  # every patch token is decoded: a pooling head would hold unused weights
+    if getattr(encoder, "attn_pool", None) is not None:  # every patch token is decoded: a pooling head is unused
         encoder.register_module("attn_pool", None)
     return encoder
+
+
+def fix_sincos_positions(encoder: VisionTransformer | Eva, backbone: str) -> None:
+    """Replace the encoder's absolute position table by fixed 2D sin-cos values (rows of the class and register
+    tokens, when the table has them, are zero, as in MAE), frozen so that training leaves them as they are."""
+    table = encoder.pos_embed
+    if table is None:
+        raise ConfigError(f"{backbone} has no absolute position table (a RoPE ViT), so positions='sincos' has nothing "
+                          "to set; leave positions unset, or name a RoPE ViT with one (vit_small_patch16_rope_ape_224)")
+    grid = list(encoder.patch_embed.grid_size)
+    values = build_sincos2d_pos_embed(grid, dim=table.shape[-1])
+    prefix = table.shape[1] - values.shape[0]
+    with torch.no_grad():
+        table.zero_()
+        table[0, prefix:] = values.to(table.dtype)
+    table.requires_grad_(False)
+
+
+def identity_rotations(rope: torch.Tensor, count: int) -> torch.Tensor:
+    """`rope` (N, 2 d) sin-cos rows (timm's `RotaryEmbeddingCat` form) with `count` rows of no rotation (sin 0,
+    cos 1) in front: the rows of tokens inserted before the patch tokens."""
+    sin, cos = rope.chunk(2, dim=-1)
+    fixed = torch.cat([sin.new_zeros(count, sin.shape[-1]), cos.new_ones(count, cos.shape[-1])], dim=-1)
+    return torch.cat([fixed, rope], dim=0)
 
 
 @MODELS.register(
@@ -118,6 +156,13 @@ class ViTModel(TrainableModel):
         self.timm_name = backbone
         self.timm_kwargs = _timm_options(shared, options.patch_size, timm_options)
         self.encoder = _build_vit(backbone, shared, self.timm_kwargs)
+        self.positions = options.positions
+        if options.positions == "sincos":
+            fix_sincos_positions(self.encoder, backbone)
+        if isinstance(self.encoder, Eva) and getattr(self.encoder, "rope_mixed", False) and \
+                self.task_vocab_size is not None:
+            raise ConfigError(f"{backbone} learns its rotary frequencies per layer (rope_mixed), which task tokens "
+                              "cannot join; use an axial RoPE ViT (vit_small_patch16_rope_224) with task conditioning")
         patch_height, patch_width = self.encoder.patch_embed.patch_size
         if patch_height != patch_width or shared.image_size % patch_height:
             raise ConfigError(
@@ -138,6 +183,8 @@ class ViTModel(TrainableModel):
 
     def raw_output(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """timm's `forward_features`, with the task tokens inserted after the position embedding."""
+        if isinstance(self.encoder, Eva):
+            return self.decoder(self._rope_features(images, task_code))
         vit = self.encoder
         x = vit.patch_drop(vit._pos_embed(vit.patch_embed(images)))
         prefix = vit.num_prefix_tokens
@@ -148,11 +195,31 @@ class ViTModel(TrainableModel):
         x = vit.fc_norm(vit.norm(vit.blocks(vit.norm_pre(x))))  # one of the two norms is Identity
         return self.decoder(x[:, prefix:])
 
+    def _rope_features(self, images: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """The patch tokens of a timm RoPE ViT (`Eva.forward_features`), the task tokens placed after the class
+        and register tokens with rows of no rotation, so the patch tokens keep their own rotations."""
+        vit = self.encoder
+        assert isinstance(vit, Eva)
+        x, rope = vit._pos_embed(vit.patch_embed(images))
+        prefix = vit.num_prefix_tokens
+        if self.task_tokens is not None:
+            assert task_code is not None, "forward checks the task code of a task-conditioned model"
+            x = torch.cat([x[:, :prefix], self.task_tokens(task_code).to(x.dtype), x[:, prefix:]], dim=1)
+            prefix += task_code.shape[1]
+            if rope is not None:
+                rope = identity_rotations(rope, task_code.shape[1])
+        x = vit.norm_pre(x)
+        for block in vit.blocks:
+            x = block(x, rope=rope)
+        return vit.fc_norm(vit.norm(x))[:, prefix:]  # one of the two norms is Identity
+
     def timm_backbone(self) -> TimmBackbone:
         return plain_timm_backbone(self.timm_name, self.timm_kwargs, self.encoder.state_dict())
 
     def details(self) -> dict[str, Any]:
-        details = {**super().details(), "patch_size": self.patch_size, "decoder": self.decoder_kind}
+        details = {**super().details(), "patch_size": self.patch_size, "decoder": self.decoder_kind,
+                   "positions": "none" if self.encoder.pos_embed is None else self.positions,
+                   "rope": isinstance(self.encoder, Eva) and self.encoder.rope is not None}
         if self.decoder_kind == "transformer":
             details["decoder_depth"] = self.decoder_depth
         return details
