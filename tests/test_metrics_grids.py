@@ -143,6 +143,21 @@ def test_stubbornness_with_the_real_transformations() -> None:
     assert summarize({"stubbornness": values["stubbornness"]})["stubbornness"] == pytest.approx(200 / 3)
 
 
+def test_strict_stubbornness_does_not_count_a_copy_through_an_identity_sequence() -> None:
+    """CompGen C1-1 trains on mirror_horizontal twice, the identity: copying the input matches it, so
+    copy_input is 100% stubborn by the paper's definition; the strict variant counts only sequences that
+    change that input."""
+    l_shape = [[0, 0, 0, 0], [0, 2, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]]
+    mirrored = [[0, 0, 0, 0], [0, 2, 0, 0], [0, 2, 2, 0], [0, 0, 0, 0]]  # mirror_horizontal flips the rows
+    id_sequences = [["mirror_horizontal", "mirror_horizontal"], ["mirror_horizontal"]]
+    inputs = torch.tensor([l_shape, l_shape, l_shape])
+    targets = torch.tensor([single_cell(0, 0, 2)] * 3)  # any OOD answer
+    preds = torch.tensor([l_shape, mirrored, single_cell(3, 3, 2)])  # a copy, the ID mirror, neither
+    values = compute_metrics(pred_grids=preds, target_grids=targets, input_grids=inputs, id_sequences=id_sequences)
+    assert values["stubbornness"].tolist() == [1, 1, 0]
+    assert values["stubbornness_strict"].tolist() == [0, 1, 0]
+
+
 def test_stubbornness_skips_sequences_that_cannot_be_applied() -> None:
     calls = []
 

@@ -78,8 +78,8 @@ def task_facts(task_config: TaskConfig) -> dict[str, Any]:
 
 
 def _stubbornness_status(note: str | None) -> dict[str, str]:
-    """The metrics-status entry of stubbornness when there are no training sequences to try."""
-    return {} if note is None else {"stubbornness": f"unavailable: {note}"}
+    """The metrics-status entries of both stubbornness metrics when there are no training sequences to try."""
+    return {} if note is None else {name: f"unavailable: {note}" for name in ("stubbornness", "stubbornness_strict")}
 
 
 def family_metric_status(task_config: TaskConfig | None) -> dict[str, str]:

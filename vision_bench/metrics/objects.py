@@ -13,6 +13,9 @@ is a float64 tensor (B,) on the grids' device.
   translated to its top-left corner), prediction and target hold the same number of objects.
 - `stubbornness` (COGITAO G.4): 1 when the prediction equals some in-distribution sequence applied
   to the input; meant for OOD samples. A sequence that cannot be applied to that input matches nothing.
+  With `exclude_identity`, a sequence that leaves that input unchanged matches nothing either: when
+  training holds such a sequence (mirror then mirror is the identity), copying the input would otherwise
+  count as stubborn, and a model that learned nothing would score 100%.
 """
 
 from __future__ import annotations
@@ -99,10 +102,13 @@ def shape_accuracy(pred_grids: torch.Tensor, target_grids: torch.Tensor) -> torc
     return _per_sample((float(shape_counts(p) == shape_counts(t)) for p, t in pairs), target_grids)
 
 
-def _matches(apply: SequenceApplier, grid: np.ndarray, sequence: Sequence[str], pred: np.ndarray) -> bool:
+def _matches(apply: SequenceApplier, grid: np.ndarray, sequence: Sequence[str], pred: np.ndarray,
+             exclude_identity: bool = False) -> bool:
     try:
         result = np.asarray(apply(grid, list(sequence)))
     except TransformationError:
+        return False
+    if exclude_identity and result.shape == grid.shape and np.array_equal(result, grid):
         return False
     return result.shape == pred.shape and bool(np.array_equal(result, pred))
 
@@ -114,8 +120,10 @@ def stubbornness(
     id_sequences: Iterable[Sequence[str]],
     *,
     apply_sequence: SequenceApplier | None = None,
+    exclude_identity: bool = False,
 ) -> torch.Tensor:
-    """Per OOD sample: 1 when the prediction equals an in-distribution sequence applied to the input.
+    """Per OOD sample: 1 when the prediction equals an in-distribution sequence applied to the input (with
+    `exclude_identity`, only a sequence that changes that input counts).
 
     `apply_sequence(grid, names) -> grid` defaults to `vision_bench.tasks.transformations.apply_sequence`.
     """
@@ -130,7 +138,7 @@ def stubbornness(
     if inputs.shape[0] != target_grids.shape[0]:
         raise MetricInputError(f"input_grids holds {inputs.shape[0]} grids but target_grids {target_grids.shape[0]}")
     values = [
-        float(any(_matches(apply_sequence, unpadded(grid), sequence, pred) for sequence in sequences))
+        float(any(_matches(apply_sequence, unpadded(grid), sequence, pred, exclude_identity) for sequence in sequences))
         for grid, (pred, _) in zip(inputs.cpu().numpy(), cropped_pairs(pred_grids, target_grids))
     ]
     return _per_sample(values, target_grids)

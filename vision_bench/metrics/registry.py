@@ -349,6 +349,15 @@ def stubbornness(inputs: MetricInputs) -> torch.Tensor:
                                 _given(inputs.id_sequences, "id_sequences"))
 
 
+@metric("stubbornness_strict", "lower", "stubbornness counting only the training sequences that change the input: "
+        "a copy of the input is never stubborn (mirror then mirror in training is the identity), percent",
+        needs=(*GRIDS, "input_grids", "id_sequences"), label="stubbornness, identity excluded (%)",
+        short_label="Stubborn*", percent=True)
+def stubbornness_strict(inputs: MetricInputs) -> torch.Tensor:
+    return objects.stubbornness(*inputs.grid_pair(), _given(inputs.input_grids, "input_grids"),
+                                _given(inputs.id_sequences, "id_sequences"), exclude_identity=True)
+
+
 def missing_inputs(spec: MetricSpec, inputs: MetricInputs) -> list[str]:
     """Human-readable names of the arguments `spec` needs but `inputs` lacks."""
     present = inputs.available()
