@@ -114,13 +114,48 @@ def test_only_real_cells_count() -> None:
     [
         ([[[0, -1]]], [[[0, 0]]], "padding \\(-1\\) inside the target grid"),
         ([[[0, 0, 0]]], [[[0, 0]]], "pad both batches to the same size"),
-        ([[[0, 10]]], [[[0, 0]]], "cells must be 0-9"),
+        ([[[0, 11]]], [[[0, 0]]], "cells must be 0-9 \\(or -1 for padding, 10 for no colour\\)"),
+        ([[[0, 0]]], [[[0, 10]]], "cells must be 0-9 \\(or -1 for padding\\)"),
         ([[[0, 0]]], [[[-1, -1]]], "holds no cells"),
     ],
 )
 def test_bad_grids_raise_one_clear_error(pred: list, target: list, message: str) -> None:
     with pytest.raises(MetricInputError, match=message):
         compute_metrics(pred_grids=torch.tensor(pred), target_grids=torch.tensor(target), names=["pixel_accuracy"])
+
+
+def test_a_predicted_cell_without_colour_is_wrong_and_objects_read_it_as_background() -> None:
+    """NO_COLOUR (10, a grid model's padding class inside the grid) never matches a target cell: GA, PPA, Obj-PPA
+    and the paper's two count it wrong, on background and on object cells alike; the object metrics read it as
+    background, as the model's drawn prediction shows it."""
+    from vision_bench.metrics.inputs import NO_COLOUR
+
+    on_background = edited({(0, 0): NO_COLOUR})
+    on_object = edited({(3, 4): NO_COLOUR})  # B's top cell
+    names = [*GRID_METRICS, "paper_ppa", "paper_obj_ppa"]
+    values = compute_metrics(pred_grids=torch.tensor([on_background, on_object]),
+                             target_grids=torch.tensor([TARGET, TARGET]), names=names, canvas=(5, 5))
+    # by hand: 5 target object cells; on background the union grows to 6, on B's cell the union stays 5
+    expected = {"grid_accuracy": (0, 0), "pixel_accuracy": (24 / 25, 24 / 25),
+                "object_pixel_accuracy": (5 / 6, 4 / 5), "paper_ppa": (24 / 25, 24 / 25),
+                "paper_obj_ppa": (1, 4 / 5), "object_accuracy": (1, 1 / 2), "color_accuracy": (1, 1),
+                "shape_accuracy": (1, 0)}
+    for name, pair in expected.items():
+        assert values[name].tolist() == pytest.approx(list(pair)), name
+
+
+def test_grids_a_model_predicted_are_laid_on_the_targets() -> None:
+    """Cropped or padded to the targets' padded size; a real target cell beyond the predicted grid is NO_COLOUR."""
+    from vision_bench.metrics.inputs import NO_COLOUR, lay_on_targets
+
+    target = torch.full((2, 3, 3), -1)
+    target[0, :3, :3], target[1, :2, :3] = 1, 2
+    predicted = torch.full((2, 2, 4), -1)
+    predicted[0, :2, :2], predicted[1, :2, :4] = 1, 2
+    laid = lay_on_targets(predicted, target)
+    assert laid.tolist() == [[[1, 1, NO_COLOUR], [1, 1, NO_COLOUR], [NO_COLOUR] * 3], [[2, 2, 2], [2, 2, 2], [-1] * 3]]
+    values = compute_metrics(pred_grids=laid, target_grids=target, names=["pixel_accuracy"])
+    assert values["pixel_accuracy"].tolist() == pytest.approx([4 / 9, 1])
 
 
 def single_cell(row: int, col: int, color: int = 3, size: int = 4) -> list[list[int]]:

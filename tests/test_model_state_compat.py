@@ -26,6 +26,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from render.spec import RenderSpec
+from render.torch_backend import render_grids
 from vision_bench.models import MODELS, create_model
 from vision_bench.tasks.scenes.factors import SceneObject, draw
 
@@ -39,6 +41,8 @@ PALETTE = np.array(
     ],
     dtype=np.uint8,
 )
+COGITAO_SPEC = RenderSpec(size=(16, 16), layout="cell:4:top-left")
+"""The cogitao cases' render spec: 4x4 grid cells of 4 pixels, which their image input reads and `predict` draws."""
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "unet_film": ("unet:test_resnet", {"image_size": 32, "decoder_width": 4, "task_conditioning": True}),
     "unet_palette": ("unet:test_resnet", {"image_size": 32, "decoder_width": 4, "head": "palette",
@@ -51,6 +55,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "svib_i2i_vit": ("svib:i2i-vit", {"image_size": 16}),
     "svib_oracle": ("svib:oracle", {"image_size": 16}),
     "svib_cell_oracle": ("svib:cell-oracle", {"image_size": 16, "grid_size": 4}),
+    "cogitao_resnet_film": ("cogitao:resnet", {"image_size": 16, "grid_size": 4, "task_conditioning": True,
+                                               "render_spec": COGITAO_SPEC}),
+    "cogitao_vanilla_tf_image": ("cogitao:vanilla-tf", {"image_size": 16, "input": "image",
+                                                         "render_spec": COGITAO_SPEC}),
     "mean_target": ("mean_target", {"image_size": 16}),
 }
 """Case -> (model name, create_model options): every family with a state, at tiny sizes."""
@@ -74,6 +82,12 @@ def case_inputs(name: str, image_size: int) -> dict[str, torch.Tensor]:
         grids = torch.randint(0, 10, (2, 4, 4), generator=generator)
         grids[1, 3:, :] = -1  # the second grid is 3x4: padding is masked out
         batch["input_grid"] = grids
+    if name.startswith("cogitao:"):  # grids of 4x4 and 3x4 cells, drawn for image input
+        grids = torch.randint(0, 10, (2, 4, 4), generator=generator)
+        grids[1, 3:, :] = -1
+        batch["input_grid"] = grids
+        batch["grid_shape"] = torch.tensor([[4, 4], [3, 4]])
+        batch["input"] = render_grids(grids, COGITAO_SPEC)
     if name == "svib:oracle":  # scenes of two objects and of one (padded, masked out)
         scenes = [[SceneObject(1, 3, 2, 1, 2), SceneObject(2, 0, 1, 9, 10)], [SceneObject(3, 1, 0, 5, 6)]]
         batch["input_grid"] = torch.stack([torch.from_numpy(draw(scene, 16)).long() for scene in scenes])

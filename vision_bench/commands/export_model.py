@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_of(payload, path)
     spec = resolve_spec(config)
     options = portable_options(model_options(config, spec))
-    model = create_model(config.model.name, **options)  # exactly as load_pretrained will rebuild it
+    model = create_model(config.model.name, **options, render_spec=spec)  # exactly as load_pretrained rebuilds it
     load_model_state(model, payload["model"], path)
     written = save_pretrained(model, args.out, options=options, render_spec=spec, trained_steps=int(payload["step"]))
     print(f"exported {config.model.name} (step {int(payload['step'])}) from {path}: "

@@ -1,7 +1,8 @@
 """Score one predictor on one split: every metric per sample, aggregates, and best / worst cases.
 
 Predictions are decoded back to grids with the dataset's render spec at the target's grid shape,
-so the object-aware metrics (GA, PPA, Obj-PPA, ...) score image models and baselines alike.
+so the object-aware metrics (GA, PPA, Obj-PPA, ...) score image models and baselines alike; a model
+that predicts grids itself (`predict_grids`, the cogitao family) is scored on those instead.
 Stubbornness needs the training sequences and is only computed on OOD splits, where it means
 something (on ID splits a correct prediction is trivially "a training sequence applied").
 """
@@ -32,6 +33,7 @@ from vision_bench.metrics import (
     decode_predictions,
     mean_sem,
 )
+from vision_bench.metrics.inputs import lay_on_targets
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.tasks.grid import extract_objects
@@ -184,7 +186,8 @@ def evaluate_split(
         for name, model in models.items():
             prediction = model.predict(batch).float().clamp_(0, 1)
             values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas,
-                                    {"episode_setup": episode_setup, "connectivity": connectivity}, exclude)
+                                    {"episode_setup": episode_setup, "connectivity": connectivity}, exclude,
+                                    model.predict_grids(batch))
             _record(scores[name], split, batch, prediction, values)
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
@@ -231,9 +234,11 @@ def _batch_metrics(
     canvas: tuple[int, int] | None = None,
     task: Mapping[str, Any] | None = None,
     exclude: Collection[str] = (),
+    predicted_grids: torch.Tensor | None = None,
 ) -> MetricValues:
-    """Every metric whose inputs the batch provides, but those in `exclude`; predictions are decoded at the
-    target's grid shape. `task` holds the task config's facts the error taxonomy reads (`episode_setup`,
+    """Every metric whose inputs the batch provides, but those in `exclude`; the grids are the model's own
+    `predicted_grids` when it gives some (laid on the targets: `lay_on_targets`), else the predictions decoded at
+    the target's grid shape. `task` holds the task config's facts the error taxonomy reads (`episode_setup`,
     `connectivity`)."""
     seeds = _render_seeds(batch, prediction.shape[0])
     grids: dict[str, Any] = {}
@@ -242,9 +247,13 @@ def _batch_metrics(
         shapes = target_shapes(batch)
         if shapes is None:
             raise DataError("a batch with target grids needs their sizes: 'target_grid_shape' or 'grid_shape'")
-        decoded = decode_predictions(prediction, spec, shapes, seeds=seeds)
+        if predicted_grids is None:
+            pred_grids = pad_to(decode_predictions(prediction, spec, shapes, seeds=seeds).to(target.device),
+                                *target.shape[1:])
+        else:
+            pred_grids = lay_on_targets(predicted_grids, target)
         grids = {
-            "pred_grids": pad_to(decoded.to(target.device), *target.shape[1:]),
+            "pred_grids": pred_grids,
             "target_grids": target,
             "input_grids": batch["input_grid"] if "input_grid" in batch else None,
         }

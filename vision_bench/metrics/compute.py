@@ -120,7 +120,7 @@ def _inputs(
         pred_images=pred_images,
         target_images=target_images,
         input_images=input_images,
-        pred_grids=None if pred_grids is None else as_grids(pred_grids, "pred_grids"),
+        pred_grids=None if pred_grids is None else as_grids(pred_grids, "pred_grids", predicted=True),
         target_grids=None if target_grids is None else as_grids(target_grids, "target_grids"),
         input_grids=None if input_grids is None else as_grids(input_grids, "input_grids"),
         background=background,

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from vision_bench.errors import TransformationError, UserError
-from vision_bench.metrics.inputs import MetricInputError, as_grids, unpadded
+from vision_bench.metrics.inputs import MetricInputError, as_drawn, as_grids, unpadded
 from vision_bench.metrics.objects import color_counts, shape_counts
 from vision_bench.metrics.registry import GRIDS, MetricInputs, metric
 from vision_bench.registry import Registry
@@ -196,7 +196,7 @@ def classify_batch(pred_grids: torch.Tensor, target_grids: torch.Tensor, input_g
     `task_codes` (B, L) give each sample's selector; `episode_setup` ('3shot', 'systematicity') says
     the grids are C-ARC episode canvases of that setup. Raises `TaxonomyUnavailable` when a step name
     is not registered or a selector cannot be read."""
-    pred = as_grids(pred_grids, "pred_grids").cpu().numpy()
+    pred = as_grids(pred_grids, "pred_grids", predicted=True).cpu().numpy()
     target = as_grids(target_grids, "target_grids").cpu().numpy()
     inputs = as_grids(input_grids, "input_grids").cpu().numpy()
     if not len(pred) == len(target) == len(inputs) == len(sequences):
@@ -210,7 +210,7 @@ def classify_batch(pred_grids: torch.Tensor, target_grids: torch.Tensor, input_g
     classes = []
     for pred_grid, target_grid, input_grid, sequence, selector in zip(pred, target, inputs, sequences, selectors):
         real = unpadded(target_grid)
-        predicted = pred_grid[: real.shape[0], : real.shape[1]].astype(np.int64)
+        predicted = as_drawn(pred_grid[: real.shape[0], : real.shape[1]]).astype(np.int64)
         view = query_view(unpadded(input_grid), predicted, real, episode_setup)
         classes.append(classify(*view, sequence, selector=selector, episode=episode, connectivity=connectivity))
     return classes

@@ -14,6 +14,10 @@ import torch
 from vision_bench.errors import UserError
 
 PAD = -1
+NO_COLOUR = 10
+"""A predicted cell that holds no colour: a grid model (the cogitao family) predicted its padding class inside the
+grid. It never equals a target cell, so every cell metric counts it wrong; the object metrics, which read objects of
+the colours 0-9, read it as background (nothing drawn), as the model's drawn prediction shows it."""
 RANGE_SLACK = 1e-4
 
 
@@ -65,8 +69,8 @@ def matching_images(
     return a, b.to(a.device)
 
 
-def as_grids(grids: torch.Tensor, name: str) -> torch.Tensor:
-    """`grids` as a long (B, h, w) tensor with values -1 (padding) .. 9."""
+def as_grids(grids: torch.Tensor, name: str, *, predicted: bool = False) -> torch.Tensor:
+    """`grids` as a long (B, h, w) tensor with values -1 (padding) .. 9, and `NO_COLOUR` in `predicted` grids."""
     if not isinstance(grids, torch.Tensor):
         grids = torch.as_tensor(np.asarray(grids))
     if grids.ndim != 3 or grids.is_floating_point() or grids.dtype == torch.bool:
@@ -74,11 +78,24 @@ def as_grids(grids: torch.Tensor, name: str) -> torch.Tensor:
             f"{name}: expected an integer tensor (B, h, w) padded with -1, got {grids.dtype} {tuple(grids.shape)}"
         )
     grids = grids.long()
-    if grids.numel() and (int(grids.min()) < PAD or int(grids.max()) > 9):
+    highest = NO_COLOUR if predicted else 9
+    if grids.numel() and (int(grids.min()) < PAD or int(grids.max()) > highest):
+        extra = f", {NO_COLOUR} for no colour" if predicted else ""
         raise MetricInputError(
-            f"{name}: cells must be 0-9 (or -1 for padding), got {int(grids.min())}..{int(grids.max())}"
+            f"{name}: cells must be 0-9 (or -1 for padding{extra}), got {int(grids.min())}..{int(grids.max())}"
         )
     return grids
+
+
+def lay_on_targets(pred_grids: torch.Tensor, target_grids: torch.Tensor) -> torch.Tensor:
+    """Grids a model predicted itself (long (B, h, w), padded with -1 beyond each of its grids) laid on the target
+    batch's padded size: cropped or padded with -1, and a real target cell outside the predicted grid holds
+    `NO_COLOUR` (the model predicted nothing there), so that the two line up as `matching_grids` asks."""
+    height, width = target_grids.shape[1:]
+    laid = torch.full((pred_grids.shape[0], height, width), PAD, dtype=torch.long, device=target_grids.device)
+    rows, cols = min(height, pred_grids.shape[1]), min(width, pred_grids.shape[2])
+    laid[:, :rows, :cols] = pred_grids[:, :rows, :cols].to(laid.device)
+    return torch.where((target_grids != PAD) & (laid == PAD), NO_COLOUR, laid)
 
 
 def matching_grids(
@@ -86,10 +103,10 @@ def matching_grids(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(pred, target, valid): the batches checked, and the mask of real target cells.
 
-    Every real target cell must hold a predicted color 0-9: decode predictions with the
+    Every real target cell must hold a predicted color 0-9 (or `NO_COLOUR`): decode predictions with the
     target's grid shape so that the two line up.
     """
-    pred = as_grids(pred, names[0])
+    pred = as_grids(pred, names[0], predicted=True)
     target = as_grids(target, names[1]).to(pred.device)
     if pred.shape != target.shape:
         raise MetricInputError(
@@ -104,6 +121,12 @@ def matching_grids(
             f"{names[0]}: padding (-1) inside the target grid; decode predictions with the target's grid shape"
         )
     return pred, target, valid
+
+
+def as_drawn(grid: np.ndarray) -> np.ndarray:
+    """A predicted grid as it is drawn: `NO_COLOUR` cells as background 0, uint8 (what the object metrics read, and
+    what a grid model's `predict` draws)."""
+    return np.where(grid == NO_COLOUR, 0, grid).astype(np.uint8)
 
 
 def unpadded(grid: torch.Tensor | np.ndarray) -> np.ndarray:

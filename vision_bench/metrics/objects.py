@@ -29,18 +29,19 @@ from scipy import ndimage
 from skimage.measure import label
 
 from vision_bench.errors import TransformationError
-from vision_bench.metrics.inputs import MetricInputError, as_grids, matching_grids, unpadded
+from vision_bench.metrics.inputs import MetricInputError, as_drawn, as_grids, matching_grids, unpadded
 from vision_bench.tasks.grid import GridObject, extract_objects
 
 SequenceApplier = Callable[[np.ndarray, Sequence[str]], np.ndarray]
 
 
 def cropped_pairs(pred_grids: torch.Tensor, target_grids: torch.Tensor) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(prediction, target) numpy grids per sample, both cut to the target's real size."""
+    """(prediction, target) numpy grids per sample, both cut to the target's real size (`NO_COLOUR` read as
+    background: `as_drawn`)."""
     pred, target, _ = matching_grids(pred_grids, target_grids)
     for pred_grid, target_grid in zip(pred.cpu().numpy(), target.cpu().numpy()):
         real = unpadded(target_grid)
-        yield pred_grid[: real.shape[0], : real.shape[1]].astype(np.uint8), real
+        yield as_drawn(pred_grid[: real.shape[0], : real.shape[1]]), real
 
 
 def _per_sample(values: Iterable[float], grids: object) -> torch.Tensor:

@@ -83,6 +83,12 @@ class ImageToImageModel(nn.Module, ABC):
     def predict(self, batch: Batch) -> torch.Tensor:
         """(B, 3, H, W) float in [0, 1]."""
 
+    def predict_grids(self, batch: Batch) -> torch.Tensor | None:
+        """The predicted grids, for a model that predicts grids itself (long (B, h, w), padded with -1 beyond each
+        sample's grid; `metrics.inputs.NO_COLOUR` where it predicted no colour), which the evaluation scores instead
+        of decoding `predict`'s images; None (every image model) to have the images decoded."""
+        return None
+
     def training_loss(self, batch: Batch) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
 

@@ -14,7 +14,7 @@ a trained model, `svib:oracle`.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -24,6 +24,7 @@ import torch
 from vision_bench.data.batch import Batch, target_shapes
 from vision_bench.errors import ConfigError
 from vision_bench.models.base import MODELS, BaselineModel, batch_tensor
+from vision_bench.models.drawing import draw_grids, render_spec_of
 from vision_bench.models.options import FamilyOptions, SharedOptions, option
 from vision_bench.tasks.carc.canvas import PAIRS_PER_ROW
 from vision_bench.tasks.rules import apply_rule
@@ -97,18 +98,6 @@ class MeanTargetModel(BaselineModel):
         return {"samples_seen": int(self.samples_seen)}
 
 
-def _render_spec(value: Any) -> Any:
-    from render.spec import RenderSpec
-
-    if isinstance(value, RenderSpec):
-        return value
-    if isinstance(value, Mapping):
-        return RenderSpec.from_dict(value)
-    raise ConfigError(
-        "ground_truth needs render_spec: the dataset's RenderSpec (or its dict), to draw the true output grids"
-    )
-
-
 @dataclass(frozen=True)
 class GroundTruthOptions(FamilyOptions):
     connectivity: int = option(8, "4 or 8: how the dataset extracted objects (as the task config's connectivity)")
@@ -145,7 +134,12 @@ class GroundTruthModel(BaselineModel):
 
     def __init__(self, shared: SharedOptions, options: FamilyOptions) -> None:
         super().__init__(shared, options)
-        self.render_spec = _render_spec(shared.render_spec)
+        spec = render_spec_of(shared.render_spec)
+        if spec is None:
+            raise ConfigError(
+                "ground_truth needs render_spec: the dataset's RenderSpec (or its dict), to draw the true output grids"
+            )
+        self.render_spec = spec
         self.connectivity = cast(GroundTruthOptions, options).connectivity
         self.episode_setup = cast(GroundTruthOptions, options).episode_setup
         self.true_targets = cast(GroundTruthOptions, options).true_targets or self.episode_setup is not None
@@ -183,22 +177,8 @@ class GroundTruthModel(BaselineModel):
 
     @torch.no_grad()
     def predict(self, batch: Batch) -> torch.Tensor:
-        """Drawn exactly as `vision_bench.data` draws targets: numpy on the CPU, torch elsewhere, same seeds."""
-        outputs = self._output_grids(batch)
-        seeds = batch["render_seed"].tolist() if "render_seed" in batch else None
-        device = batch["input"].device if "input" in batch else torch.device("cpu")
-        if device.type == "cpu":
-            from render.raster import render_batch
-            from vision_bench.data.images import batch_tensor as image_batch
-
-            return image_batch(render_batch(outputs, self.render_spec, seeds))
-        from render.torch_backend import render_grids
-        from vision_bench.data.collate import pad_grids
-
-        height = max(grid.shape[0] for grid in outputs)
-        width = max(grid.shape[1] for grid in outputs)
-        padded = pad_grids([torch.from_numpy(grid.astype(np.int64)) for grid in outputs], height, width)
-        return render_grids(padded.to(device), self.render_spec, seeds=seeds)
+        """Drawn exactly as `vision_bench.data` draws targets (`drawing.draw_grids`)."""
+        return draw_grids(self._output_grids(batch), self.render_spec, batch)
 
     def details(self) -> dict[str, Any]:
         return {"connectivity": self.connectivity, "episode_setup": self.episode_setup}

@@ -113,9 +113,15 @@ class TaskFiLM(nn.Module):
         self.projections = nn.ModuleList(projections)
 
     def forward(self, features: Sequence[torch.Tensor], task_code: torch.Tensor) -> list[torch.Tensor]:
-        code = self.mix(self.embedding(task_code).sum(dim=1))
-        modulated = []
-        for feature, projection in zip(features, self.projections):
-            gamma, beta = projection(code)[:, :, None, None].chunk(2, dim=1)
-            modulated.append(feature * (1 + gamma) + beta)
-        return modulated
+        code = self.code_vector(task_code)
+        return [self.modulate(index, feature, code) for index, feature in enumerate(features)]
+
+    def code_vector(self, task_code: torch.Tensor) -> torch.Tensor:
+        """(B, L) tokens -> (B, code_dim): the one vector every projection reads."""
+        return self.mix(self.embedding(task_code).sum(dim=1))
+
+    def modulate(self, index: int, feature: torch.Tensor, code: torch.Tensor) -> torch.Tensor:
+        """Feature map `index` (B, channels[index], H, W) scaled and shifted by its projection of `code`; for a
+        model that modulates its maps one at a time, between layers that read the previous one."""
+        gamma, beta = self.projections[index](code)[:, :, None, None].chunk(2, dim=1)
+        return feature * (1 + gamma) + beta

@@ -267,8 +267,10 @@ def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -
     if renamed:
         raise ModelFolderError(f"{weights}: {renamed}; export it again from a run of the new name, or load it with "
                                "the vision-bench that exported it")
-    # starting weights (timm's hub weights, a file) are never fetched or read: the saved weights replace them
-    model = create_model(config["architecture"], **portable_options(config["model_args"]))
+    # starting weights (timm's hub weights, a file) are never fetched or read: the saved weights replace them; the
+    # render spec, saved apart, goes back to the models that read it (the cogitao family draws its grids with it)
+    model = create_model(config["architecture"], **portable_options(config["model_args"]),
+                         render_spec=config.get("render_spec"))
     mismatch = compare_state(model.state_dict(), state)
     if mismatch:
         raise ModelFolderError(

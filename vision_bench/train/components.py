@@ -286,15 +286,23 @@ def check_first_sample(dataset: Dataset) -> None:
         dataset[0]
 
 
-def grid_exact_match(prediction: torch.Tensor, batch: Batch, spec: RenderSpec) -> torch.Tensor | None:
-    """1/0 per sample: does the prediction, decoded to a grid, equal the target grid? None without grids."""
+def grid_exact_match(
+    prediction: torch.Tensor, batch: Batch, spec: RenderSpec, predicted_grids: torch.Tensor | None = None
+) -> torch.Tensor | None:
+    """1/0 per sample: does the prediction, decoded to a grid, equal the target grid? None without grids. A
+    model's own `predicted_grids` (`ImageToImageModel.predict_grids`) are compared instead of decoding."""
     from vision_bench.metrics import compute_metrics, decode_predictions
+    from vision_bench.metrics.inputs import lay_on_targets
 
     if "target_grid" not in batch or "target_grid_shape" not in batch:
         return None
-    seeds = batch["render_seed"].tolist() if "render_seed" in batch else None
-    predicted = decode_predictions(prediction.clamp(0, 1), spec, batch["target_grid_shape"], seeds=seeds)
-    target = batch["target_grid"][:, : predicted.shape[1], : predicted.shape[2]]
+    if predicted_grids is not None:
+        target = batch["target_grid"]
+        predicted = lay_on_targets(predicted_grids, target)
+    else:
+        seeds = batch["render_seed"].tolist() if "render_seed" in batch else None
+        predicted = decode_predictions(prediction.clamp(0, 1), spec, batch["target_grid_shape"], seeds=seeds)
+        target = batch["target_grid"][:, : predicted.shape[1], : predicted.shape[2]]
     return compute_metrics(pred_grids=predicted, target_grids=target, names=["grid_accuracy"])["grid_accuracy"]
 
 

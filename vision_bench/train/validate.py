@@ -83,12 +83,13 @@ def _validate_split(
         count = batch["target"].shape[0]
         with autocast(runtime):
             prediction = model.predict(batch).float()
+            grids = model.predict_grids(batch)
             loss = model.training_loss(batch).float() if has_loss else None
         errors = (prediction - batch["target"].float()).square().flatten(1).mean(1)
         totals[0] += float(loss) * count if loss is not None else 0.0
         totals[1] += float(errors.sum())
         totals[3] += count
-        exact = components.grid_exact_match(prediction, batch, spec)
+        exact = components.grid_exact_match(prediction, batch, spec, grids)
         if exact is not None:
             totals[2] += float(exact.sum())
             totals[4] += count

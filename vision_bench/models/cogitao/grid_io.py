@@ -1,0 +1,122 @@
+"""What every cogitao model shares around its body: the canvas of cells, the two stems, the predicted grids.
+
+COGITAO's models (paper 000, appendices I and J) read a grid padded to a fixed square canvas, one token per
+cell, and predict one of `CLASSES` per cell: the ten colours and the padding class. The canvas is `grid_size`
+cells a side for grid input; for image input it is the rendered image cut into cells, which needs a render
+layout whose cells are whole K-pixel squares from the image's top-left corner (`cell_size`).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from render.spec import RenderSpec
+from vision_bench.errors import ConfigError
+from vision_bench.metrics.inputs import NO_COLOUR, PAD
+
+CLASSES = 11
+"""The ten colours and the padding class: COGITAO's 11 tokens without visual tokens (appendix I.2)."""
+PAD_CLASS = NO_COLOUR
+"""The padding class, 10: after the colours; predicted inside a grid, it is the value the metrics read as no
+colour."""
+EMBED_DIM = 128
+"""The models' embedding dimension (appendix I.2), the width of the vector per cell that the classifier reads."""
+DEFAULT_GRID_SIZE = 30
+"""The canvas side for grid input: ARC's largest grid."""
+INPUTS = ("grid", "image")
+"""What a cogitao model reads: the input grid's cells one-hot, or the rendered input image, one patch per cell."""
+CELL_LAYOUT = "cell:K:top-left"
+
+
+def on_canvas(grids: torch.Tensor, size: int, what: str, fix: str) -> torch.Tensor:
+    """(B, h, w) grids padded with -1 -> (B, size, size) long classes: each grid in the top-left corner, the padding
+    class elsewhere; a `ConfigError` ending with `fix` when a grid has cells beyond the canvas."""
+    inside = grids >= 0
+    row_ends = inside.any(dim=2).any(dim=0) * torch.arange(1, grids.shape[1] + 1, device=grids.device)
+    column_ends = inside.any(dim=1).any(dim=0) * torch.arange(1, grids.shape[2] + 1, device=grids.device)
+    height, width = torch.stack([row_ends.amax(), column_ends.amax()]).tolist()  # one transfer from the device
+    if height > size or width > size:
+        raise ConfigError(f"{what} grids of up to {height}x{width} cells do not fit the canvas of {size}x{size} "
+                          f"cells; {fix}")
+    canvas = torch.full((grids.shape[0], size, size), PAD_CLASS, dtype=torch.long, device=grids.device)
+    rows, cols = min(size, grids.shape[1]), min(size, grids.shape[2])
+    cells = grids[:, :rows, :cols].long()
+    canvas[:, :rows, :cols] = torch.where(cells == PAD, PAD_CLASS, cells)
+    return canvas
+
+
+def one_hot(canvas: torch.Tensor) -> torch.Tensor:
+    """(B, G, G) classes -> (B, CLASSES, G, G) float: the input grid as a low-resolution image (appendix J)."""
+    return F.one_hot(canvas, CLASSES).permute(0, 3, 1, 2).float()
+
+
+def cell_size(spec: RenderSpec, image_size: int, model_name: str) -> int:
+    """The side K in pixels of the cells that `spec` draws in (image_size, image_size) images, when it draws whole
+    K-pixel squares from the top-left corner (layout cell:K:top-left, no jitter); else a one-line `ConfigError`."""
+    layout = spec.layout
+    jitter = spec.jitter
+    moves = jitter is not None and (jitter.max_shift > 0 or jitter.scale != (1.0, 1.0))
+    if layout.mode != "cell" or layout.anchor != "top-left" or moves or layout.cell_size is None:
+        drawn = layout.mode if layout.mode != "cell" else f"cell:{layout.cell_size}:{layout.anchor}"
+        raise ConfigError(
+            f"{model_name} with input=image reads one patch per grid cell, so it needs the render layout "
+            f"{CELL_LAYOUT} (whole K-pixel cells from the top-left corner) without jitter, but the render spec has "
+            f"layout {drawn}{' and jitter' if moves else ''}; render with layout {CELL_LAYOUT} or use input=grid"
+        )
+    cell = layout.cell_size
+    if spec.size != (image_size, image_size) or image_size % cell:
+        raise ConfigError(
+            f"{model_name} with input=image cuts {image_size}x{image_size} images into {cell}-pixel cells, but the "
+            f"render spec draws {spec.size[0]}x{spec.size[1]} images; render square images of a multiple of {cell} "
+            "pixels at the model's image_size"
+        )
+    return cell
+
+
+def cell_stem(input_kind: str, channels: int, cell: int, *, bias: bool) -> nn.Conv2d:
+    """The layer that turns the input into one `channels`-wide vector per cell of the canvas: a 1x1 convolution
+    of the one-hot cells (grid input), or a convolution of kernel = stride = the cell size over the image."""
+    if input_kind == "grid":
+        return nn.Conv2d(CLASSES, channels, 1, bias=bias)
+    return nn.Conv2d(3, channels, cell, stride=cell, bias=bias)
+
+
+def crop_to_shapes(classes: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
+    """(B, G, G) predicted classes -> (B, h, w) grids, (h, w) the largest of `shapes` (B, 2): each sample's classes
+    within its own shape, -1 beyond it; the padding class stays (it is `NO_COLOUR`)."""
+    shapes = shapes.to(classes.device)
+    height, width = shapes.amax(dim=0).tolist()
+    if height > classes.shape[1] or width > classes.shape[2]:
+        raise ConfigError(f"the batch's grid_shape holds a grid of {height}x{width} cells, larger than the canvas of "
+                          f"{classes.shape[1]}x{classes.shape[2]} cells the model predicted; check the dataset")
+    rows = torch.arange(height, device=classes.device)[None, :, None] < shapes[:, 0, None, None]
+    cols = torch.arange(width, device=classes.device)[None, None, :] < shapes[:, 1, None, None]
+    return torch.where(rows & cols, classes[:, :height, :width], PAD)
+
+
+def truncated_normal_(module: nn.Module) -> None:
+    """COGITAO's initialisation (appendix J: "a truncated normal distribution"; std 0.02 assumed): every
+    convolution and linear layer of `module`, biases zero; normalisation layers keep theirs."""
+    for layer in module.modules():
+        if isinstance(layer, (nn.Conv2d, nn.Linear)):
+            nn.init.trunc_normal_(layer.weight, std=0.02)
+            if layer.bias is not None:
+                nn.init.zeros_(layer.bias)
+
+
+__all__ = [
+    "CELL_LAYOUT",
+    "CLASSES",
+    "DEFAULT_GRID_SIZE",
+    "EMBED_DIM",
+    "INPUTS",
+    "PAD_CLASS",
+    "cell_size",
+    "cell_stem",
+    "crop_to_shapes",
+    "on_canvas",
+    "one_hot",
+    "truncated_normal_",
+]
