@@ -30,7 +30,8 @@ FACTOR_METRICS = {"factor_accuracy", "factor_colour_accuracy", "factor_shape_acc
 
 
 def test_registry_holds_every_metric_with_a_direction() -> None:
-    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | ERROR_METRICS | FACTOR_METRICS | {"stubbornness", "stubbornness_strict"}
+    stubbornness = {"stubbornness", "stubbornness_strict"}
+    assert set(METRICS) == IMAGE_METRICS | GRID_METRICS | ERROR_METRICS | FACTOR_METRICS | stubbornness
     for name, spec in METRICS.items():
         assert spec.name == name and spec.direction in ("higher", "lower") and spec.description
     assert METRICS["ssim"].direction == "higher" and METRICS["mse"].direction == "lower"
