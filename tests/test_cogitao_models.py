@@ -239,6 +239,7 @@ def test_a_trained_image_model_exports_and_loads_back_exactly(tmp_path) -> None:
     trained, config, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
     loaded = load_pretrained(tmp_path / "model")
     assert read_model_config(tmp_path / "model")["head"] == "cells"
+    assert "It reads RGB images of 30x30 pixels" in (tmp_path / "model" / "README.md").read_text()
     assert loaded.describe() == trained.describe() and loaded.describe()["grid_size"] == 15
     from vision_bench.data import open_dataset
     from vision_bench.data.collate import collate
@@ -256,6 +257,8 @@ def test_a_conditioned_grid_model_saves_and_loads_back_exactly(tmp_path) -> None
     model = create_model("cogitao:vanilla-tf", **options, render_spec=CELL_SPEC).eval()
     save_pretrained(model, tmp_path / "tf", options=options, render_spec=CELL_SPEC)
     loaded = load_pretrained(tmp_path / "tf")
+    card = (tmp_path / "tf" / "README.md").read_text()
+    assert "It reads input grids (B, h, w)" in card and "{'input_grid': grids, 'grid_shape': shapes, " in card
     batch = grid_batch()
     assert torch.equal(loaded.predict_grids(batch), model.predict_grids(batch))
     assert torch.equal(loaded.predict(batch), model.predict(batch))

@@ -194,7 +194,10 @@ def model_card(config: Mapping[str, Any]) -> str:
     drawn = f" (palette {palette})" if palette else ""
     length = (config.get("model_args") or {}).get("task_code_length", TASK_CODE_LENGTH)
     code = f", and a task code (B, {length})" if conditioned else ""
-    batch = "{'input': images, 'task_code': codes}" if conditioned else "{'input': images}"
+    reads_grids = config["architecture"].startswith("cogitao:") and \
+        (config.get("model_args") or {}).get("input", "grid") == "grid"
+    inputs = "'input_grid': grids, 'grid_shape': shapes" if reads_grids else "'input': images"
+    batch = f"{{{inputs}, 'task_code': codes}}" if conditioned else f"{{{inputs}}}"
     lines = [
         "---",
         "library_name: vision-bench",
@@ -203,7 +206,11 @@ def model_card(config: Mapping[str, Any]) -> str:
         "",
         f"# {config['architecture']}",
         "",
-        (f"An image-to-image model ({config['head']} head) trained with vision-bench "
+        (f"A grid model (one colour class per cell) trained with vision-bench {config['vision_bench_version']}"
+         f"{trained}. It reads input grids (B, h, w) of colours 0-9 padded with -1, with their sizes (B, 2){code}; "
+         f"predict_grids gives the predicted grids and predict draws them as {size}x{size} RGB images with the render "
+         f"spec in config.json{drawn}." if reads_grids else
+         f"An image-to-image model ({config['head']} head) trained with vision-bench "
          f"{config['vision_bench_version']}{trained}. It reads RGB images of {size}x{size} pixels in [0, 1], drawn "
          f"with the render spec in config.json{drawn}{code}, and predicts the output image."),
         "",
