@@ -1,7 +1,9 @@
-"""The cogitao family: COGITAO's ResNet and Vanilla-TF (paper 000, appendix I) on grids and on images.
+"""The cogitao family: COGITAO's released ResNet and Vanilla-TF on grids and on images.
 
-Parameter counts at appendix I's hyperparameters, grid_size 30, 11 classes (the paper: "about 1.2M" each):
-cogitao:resnet 1,341,227 and cogitao:vanilla-tf 1,308,043, derived by hand below.
+Parameter counts with 11 classes, derived by hand below: cogitao:resnet 1,359,755 at any canvas (COGITAO's
+`CustomResNet` 1,341,824 + MLP head 17,931); cogitao:vanilla-tf 1,238,155 at EnvGen's 15x15 canvas, 1,260,555 at
+CompGen's 20x20 and 1,324,555 at the default 30x30 (unconditioned). That the layers compute what COGITAO's do is
+tests/test_cogitao_released_models.py's job.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from cli_errors import cli_error
+from torch import nn
 
 from render.raster import render_batch
 from render.spec import RenderSpec
@@ -17,6 +20,8 @@ from render.torch_backend import render_grids
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models import create_model, load_pretrained, read_model_config, save_pretrained
 from vision_bench.models.cogitao.grid_io import CLASSES, PAD_CLASS
+from vision_bench.models.cogitao.vanilla_tf import ATTENTION_DROPOUT, DEPTH, FFN_DROPOUT, FFN_WIDTH, HEADS
+from vision_bench.tasks.task_code import VOCAB_SIZE
 from vision_bench.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -57,25 +62,64 @@ def grid_batch(count: int = 4, seed: int = 0) -> dict:
     }
 
 
-# --- appendix I's sizes ------------------------------------------------------------------------------------------
+# --- the released models' sizes and settings --------------------------------------------------------------------------
 
 
-def test_parameter_counts_are_appendix_is_hand_counted() -> None:
-    conv = lambda cin, cout, k, bias=False: cin * cout * k * k + (cout if bias else 0)  # noqa: E731
-    bn = lambda c: 2 * c  # noqa: E731
-    stem = conv(CLASSES, 32, 1) + bn(32)  # 1x1 from the 11 one-hot channels, BN
-    block = lambda cin, cout, k: (conv(cin, cout, k) + bn(cout) + conv(cout, cout, k) + bn(cout)  # noqa: E731
-                                  + (conv(cin, cout, 1) + bn(cout) if cin != cout else 0))
+def test_parameter_counts_are_the_released_models_hand_counted() -> None:
+    conv = lambda cin, cout, k=1: cin * cout * k * k + cout  # noqa: E731  # every convolution has a bias
+    linear = lambda cin, cout: cin * cout + cout  # noqa: E731
+    norm = lambda c: 2 * c  # noqa: E731  # BatchNorm or LayerNorm: weight and bias
+    head = linear(128, 128) + linear(128, CLASSES)
+    assert head == 17_931
+    stem = conv(CLASSES, 32) + norm(32)  # 1x1 from the 11 one-hot channels, BN
+    block = lambda cin, cout, k: (conv(cin, cout, k) + norm(cout) + conv(cout, cout, k) + norm(cout)  # noqa: E731
+                                  + (conv(cin, cout) + norm(cout) if cin != cout else 0))
     blocks = block(32, 64, 3) + block(64, 128, 3) + block(128, 128, 1) + block(128, 256, 3) + block(256, 128, 1)
-    classifier = conv(128, CLASSES, 1, bias=True)  # the per-cell linear layer
-    resnet = stem + blocks + conv(128, 128, 1, bias=True) + classifier
-    assert resnet == 1_341_227
-    layer = (2 * bn(128) + conv(128, 3 * 128, 1, True) + conv(128, 128, 1, True)  # two LayerNorms, attention
-             + conv(128, 512, 1, True) + conv(512, 128, 1, True))  # the FFN
-    vanilla = conv(CLASSES, 128, 1, True) + 30 * 30 * 128 + 6 * layer + bn(128) + classifier
-    assert vanilla == 1_308_043
-    for preset, expected in zip(PRESETS, (resnet, vanilla)):
-        assert create_model(f"cogitao:{preset}").describe()["parameters"] == expected
+    assert stem + blocks + conv(128, 128) == 1_341_824  # CustomResNet
+    resnet = stem + blocks + conv(128, 128) + head
+    layer = norm(128) + linear(128, 3 * 128) + linear(128, 128) + norm(128) + linear(128, 512) + linear(512, 128)
+    vanilla = lambda side: conv(CLASSES, 128) + side * side * 128 + 6 * layer + norm(128) + head  # noqa: E731
+    assert (resnet, vanilla(15), vanilla(20), vanilla(30)) == (1_359_755, 1_238_155, 1_260_555, 1_324_555)
+    assert create_model("cogitao:resnet").describe()["parameters"] == resnet
+    for side in (15, 20, 30):
+        assert create_model("cogitao:resnet", grid_size=side).describe()["parameters"] == resnet
+        assert create_model("cogitao:vanilla-tf", grid_size=side).describe()["parameters"] == vanilla(side)
+    assert create_model("cogitao:vanilla-tf").describe()["parameters"] == vanilla(30)  # outside training: 30
+    conditioned = create_model("cogitao:vanilla-tf", grid_size=20, task_conditioning=True)
+    assert conditioned.describe()["parameters"] == vanilla(20) + VOCAB_SIZE * 128  # one task table, any position
+
+
+def test_the_released_initialisation_and_dropout() -> None:
+    """vit.yaml at the paper's time: 6 layers, 4 heads, mlp_ratio 4, dropout 0.1 on the attention probabilities and
+    twice in the FFN; `init_weights` (vit.py:946-994) truncated-normal 0.02 on every linear layer of the encoder with
+    zero biases, the positions N(0, 1) (vit.py:159); the ResNet, the stems and the head keep PyTorch's."""
+    assert (DEPTH, HEADS, FFN_WIDTH, ATTENTION_DROPOUT, FFN_DROPOUT) == (6, 4, 512, 0.1, 0.1)
+    torch.manual_seed(0)
+    model = create_model("cogitao:vanilla-tf")
+    layer = model.encoder.layers[0]
+    assert [type(module) for module in layer.ffn] == [nn.Linear, nn.GELU, nn.Dropout, nn.Linear, nn.Dropout]
+    assert layer.ffn[1].approximate == "none" and layer.ffn[2].p == layer.ffn[4].p == 0.1
+    linears = [module for module in model.encoder.modules() if isinstance(module, nn.Linear)]
+    assert len(linears) == 4 * DEPTH and all(not module.bias.any() for module in linears)
+    assert 0.019 < torch.cat([module.weight.flatten() for module in linears]).std() < 0.021
+    assert 0.98 < model.encoder.positions.std() < 1.02 and model.encoder.positions.shape == (30 * 30, 128)
+    head = model.classifier[0].weight
+    assert head.abs().max() <= 128**-0.5 and head.std() > 0.04  # PyTorch's uniform(+-1/sqrt(fan-in))
+    resnet = create_model("cogitao:resnet")
+    convolutions = [module for module in resnet.encoder.modules() if isinstance(module, nn.Conv2d)]
+    assert len(convolutions) == 1 + 2 * 5 + 4 + 1  # stem, two per block, four skips, final: all with bias
+    assert all(module.bias.any() for module in convolutions)  # PyTorch's initialisation, no zeroed biases
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_dropout_acts_in_training_only(preset: str) -> None:
+    """The Vanilla-TF drops out in training (two passes differ) and not in evaluation; the ResNet has no dropout."""
+    model = small(preset, task_conditioning=True)
+    inputs, task_code = model.batch_inputs(grid_batch()), grid_batch()["task_code"]
+    with torch.no_grad():
+        for mode, differs in (("train", preset == "vanilla-tf"), ("eval", False)):
+            getattr(model, mode)()
+            assert (not torch.equal(model(inputs, task_code), model(inputs, task_code))) == differs
 
 
 # --- shapes, both inputs -------------------------------------------------------------------------------------------
@@ -121,10 +165,10 @@ def test_a_few_steps_lower_the_loss(preset: str, input_kind: str) -> None:
 
 
 def forced(model: torch.nn.Module, cls: int) -> torch.nn.Module:
-    """`model` with its classifier made to predict class `cls` in every cell."""
+    """`model` with its head made to predict class `cls` in every cell."""
     with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.nn.functional.one_hot(torch.tensor(cls), CLASSES).float())
+        model.classifier[-1].weight.zero_()
+        model.classifier[-1].bias.copy_(torch.nn.functional.one_hot(torch.tensor(cls), CLASSES).float())
     return model.eval()
 
 
@@ -249,6 +293,40 @@ def test_a_trained_image_model_exports_and_loads_back_exactly(tmp_path) -> None:
     batch = to_device_batch(collate([dataset[0], dataset[1]]), RenderSpec.from_dict(config.dataset.spec))
     assert torch.equal(loaded.predict_grids(batch), trained.predict_grids(batch))
     assert torch.equal(loaded.predict(batch), trained.predict(batch))
+
+
+def test_training_sets_an_unset_grid_size_to_the_experiments_canvas() -> None:
+    """COGITAO pads to its experiment's largest grid: envgen/G1/1's 15, envgen/G2/1's 20 (its training grids are 10-15,
+    its OOD grids 16-20); a grid_size given, image input, another model or data without a task config keep their
+    options."""
+    from vision_bench.tasks.studies import get_study
+    from vision_bench.train.components import resolve_config
+
+    spec = RenderSpec(size=(30, 30))
+
+    def resolved(options: dict, study: str | None = "envgen/G1/1", name: str = "cogitao:resnet") -> dict:
+        config = run_config(options, {}).replace(model={"name": name, "options": options})
+        return resolve_config(config, spec, None if study is None else get_study(study)).model.options
+
+    assert resolved({}) == {"grid_size": 15} and resolved({}, "envgen/G2/1") == {"grid_size": 20}
+    assert resolved({"grid_size": 25}) == {"grid_size": 25}
+    assert resolved({"input": "image"}) == {"input": "image"}
+    assert resolved({}, None) == {}
+    assert resolved({}, name="unet:resnet18") == {}
+
+
+def test_a_trained_grid_model_records_its_canvas_and_reloads_at_it(tmp_path) -> None:
+    """grid_size left unset: the run pads to envgen/G1/1's 15x15 canvas, and config.yaml and the checkpoint say so,
+    so that evaluation (load_checkpoint) and export-model rebuild the model at 15."""
+    from vision_bench.cli import main
+    from vision_bench.train import load_checkpoint
+
+    train(run_config({}, {"size": [30, 30]}), tmp_path / "run", progress=False)
+    assert TrainConfig.from_yaml(tmp_path / "run" / "config.yaml").model.options["grid_size"] == 15
+    trained, config, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    assert config.model.options["grid_size"] == 15 and trained.describe()["grid_size"] == 15
+    assert main(["export-model", str(tmp_path / "run"), "--out", str(tmp_path / "model")]) == 0
+    assert load_pretrained(tmp_path / "model").describe() == trained.describe()
 
 
 def test_a_conditioned_grid_model_saves_and_loads_back_exactly(tmp_path) -> None:

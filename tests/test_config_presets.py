@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from vision_bench.bench.config import BenchConfig, resolve_experiments, setting_of  # noqa: E402
 from vision_bench.bench.runner import load_bench_config  # noqa: E402
-from vision_bench.evaluation.data import experiment_canvas  # noqa: E402
+from vision_bench.tasks.config import experiment_canvas  # noqa: E402
 from vision_bench.tasks.studies import STUDIES, get_study  # noqa: E402
 from vision_bench.tasks.studies.builder import alpha_of  # noqa: E402
 

@@ -16,8 +16,8 @@ from render.spec import RenderSpec  # noqa: E402
 from vision_bench.data.onthefly import OnTheFlyDataset  # noqa: E402
 from vision_bench.evaluation import EvaluationData, build_baselines, evaluate_predictors, pick_device  # noqa: E402
 from vision_bench.evaluation.core import Extremes, aggregate  # noqa: E402
-from vision_bench.evaluation.data import experiment_canvas, training_sequences  # noqa: E402
-from vision_bench.tasks.config import TaskConfig  # noqa: E402
+from vision_bench.evaluation.data import training_sequences  # noqa: E402
+from vision_bench.tasks.config import TaskConfig, experiment_canvas  # noqa: E402
 from vision_bench.tasks.grid import extract_objects  # noqa: E402
 from vision_bench.tasks.sampling import generate_sample  # noqa: E402
 

@@ -10,7 +10,9 @@ parameter fails the strict load; a changed computation fails the output comparis
 `python tests/test_model_state_compat.py [CASE ...]` rewrites the files (of the cases named, else of all): do
 that only on purpose, for a new case or when a change of names or outputs is intended (old checkpoints will no
 longer load). svib_cell_oracle was svib_oracle before svib:oracle became SVIB's factor Oracle and the cell-token
-model was renamed svib:cell-oracle (names, buffers and output unchanged).
+model was renamed svib:cell-oracle (names, buffers and output unchanged). cogitao_resnet_film and
+cogitao_vanilla_tf_image were rewritten when the cogitao family became COGITAO's released models (biased
+convolutions, the MLP head, dropout, task tokens after the cells): checkpoints of the earlier family do not load.
 """
 
 from __future__ import annotations

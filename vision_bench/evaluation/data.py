@@ -68,6 +68,7 @@ class EvaluationData:
 def task_facts(task_config: TaskConfig) -> dict[str, Any]:
     """What the evaluation takes from a task config besides its data: the canvas, the C-ARC setup (its
     family's `episode_setup`), whether `ground_truth` draws the true targets, the connectivity."""
+    from vision_bench.tasks.config import experiment_canvas
     from vision_bench.tasks.families import family_of
 
     family = family_of(task_config)
@@ -97,15 +98,6 @@ def family_metric_status(task_config: TaskConfig | None) -> dict[str, str]:
 def _unavailable(task_config: TaskConfig, note: str | None) -> dict[str, str]:
     """Metric -> why the data of `task_config` cannot support it: stubbornness (`note`), the other families' metrics."""
     return {**_stubbornness_status(note), **family_metric_status(task_config)}
-
-
-def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
-    """The largest grid any split of the experiment allows: COGITAO pads every grid to "the max size which can
-    be observed during the experiment" (paper 000, appendix F), in and out of distribution alike."""
-    from vision_bench.tasks.config import SPLITS
-
-    resolved = [task_config.for_split(split) for split in SPLITS]
-    return max(config.grid_height[1] for config in resolved), max(config.grid_width[1] for config in resolved)
 
 
 def training_sequences(task_config: TaskConfig) -> tuple[list[tuple[str, ...]] | None, str | None]:

@@ -21,6 +21,7 @@ so that a family builds only its body.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -78,6 +79,13 @@ class ImageToImageModel(nn.Module, ABC):
     ) -> ImageToImageModel:
         """The model from `create_model`'s options: the name after the colon (None for a baseline), the
         shared options, the family's own and the rest (`extra`)."""
+
+    @classmethod
+    def canvas_option(cls, options: Mapping[str, Any]) -> str | None:
+        """The option among `options` (`create_model`'s) that training sets to the side of the experiment's canvas,
+        its largest grid (`tasks.config.experiment_canvas`), for a model that reads grids on a fixed canvas whose
+        size was left unset; None (every other model) to leave the options as they are."""
+        return None
 
     @abstractmethod
     def predict(self, batch: Batch) -> torch.Tensor:

@@ -60,10 +60,7 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     An option that only other families declare is refused when set and ignored when None.
     """
     family_name, colon, backbone = str(name).partition(":")
-    check_renamed(family_name)
-    if not colon and family_name not in MODELS:
-        _suggest_family_for_timm_name(family_name)
-    family = MODELS[family_name]
+    family = model_family(name)
     needs_backbone = family.example_backbone is not None
     if needs_backbone and not backbone:
         raise ConfigError(
@@ -78,6 +75,16 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     check_size(str(name), lambda: family.build(backbone or None, replace(shared, pretrained=False,
                                                                          pretrained_file=None), own, extra))
     return family.build(backbone or None, shared, own, extra)
+
+
+def model_family(name: str) -> type[ImageToImageModel]:
+    """The family entry (`MODELS`) of the model `name`, or the error `create_model` gives for it: an old name, a
+    timm name without a family, an unknown family."""
+    family_name, colon, _ = str(name).partition(":")
+    check_renamed(family_name)
+    if not colon and family_name not in MODELS:
+        _suggest_family_for_timm_name(family_name)
+    return MODELS[family_name]
 
 
 def check_size(name: str, build: Callable[[], nn.Module]) -> None:
@@ -119,4 +126,4 @@ def _suggest_family_for_timm_name(name: str) -> None:
         )
 
 
-__all__ = ["MODELS", "RENAMED", "check_renamed", "create_model"]
+__all__ = ["MODELS", "RENAMED", "check_renamed", "create_model", "model_family"]

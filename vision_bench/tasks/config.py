@@ -403,6 +403,14 @@ _RULE_DEFAULTS: dict[str, Any] = {"rules": None, "n_distractors": (0, 0), "task_
 leaves out."""
 
 
+def experiment_canvas(task_config: TaskConfig) -> tuple[int, int]:
+    """The largest grid any split of the experiment allows, (rows, columns): COGITAO pads every grid to "the max
+    size which can be observed during the experiment" (paper 000, appendix F), in and out of distribution alike;
+    the evaluation's canvas, and the canvas of a model that reads grids on a fixed one (training fills its size)."""
+    resolved = [task_config.for_split(split) for split in SPLITS]
+    return max(config.grid_height[1] for config in resolved), max(config.grid_width[1] for config in resolved)
+
+
 def _span(bounds: tuple[int, int]) -> str:
     low, high = bounds
     return str(low) if low == high else f"[{low}, {high}]"

@@ -27,6 +27,7 @@ from vision_bench.train.distributed import DistributedContext, EpochSampler
 if TYPE_CHECKING:
     from vision_bench.data.streaming import ShardStreamDataset
     from vision_bench.models.base import ImageToImageModel
+    from vision_bench.tasks.config import TaskConfig
 
 TRAIN_SPLIT = "train"
 PREFETCH_BATCHES = 2
@@ -38,10 +39,35 @@ def resolve_spec(config: TrainConfig) -> RenderSpec:
     return config.dataset.render_spec() or RenderSpec()
 
 
-def resolve_config(config: TrainConfig, spec: RenderSpec) -> TrainConfig:
-    """`config` with `dataset.spec` spelled out in full, as stored in config.yaml and checkpoints."""
+def resolve_config(config: TrainConfig, spec: RenderSpec, task_config: TaskConfig | None) -> TrainConfig:
+    """`config` with `dataset.spec` spelled out in full and, for a model that reads grids on a fixed canvas left
+    unset (`ImageToImageModel.canvas_option`), the canvas of `task_config` (the data's, `data_task_config`; None
+    for data made elsewhere) as its size, as stored in config.yaml and checkpoints: a reloaded model is built at
+    the size it trained at."""
+    from vision_bench.models.registry import model_family
+    from vision_bench.tasks.config import experiment_canvas
+
     dataset = config.dataset.model_copy(update={"spec": spec.to_dict()})
-    return config.replace(dataset=dataset)
+    model = config.model
+    option = model_family(model.name).canvas_option(model.options)
+    if option is not None and task_config is not None:
+        options = {**model.options, option: max(experiment_canvas(task_config))}
+        model = model.model_copy(update={"options": options})
+    return config.replace(dataset=dataset, model=model)
+
+
+def data_task_config(dataset: Dataset) -> TaskConfig | None:
+    """The task config that generated `dataset`: its own (on the fly) or its export's manifest's; None for data
+    made elsewhere."""
+    from vision_bench.data.datasets import ExportDataset
+    from vision_bench.data.onthefly import OnTheFlyDataset
+    from vision_bench.tasks.config import TaskConfig
+
+    if isinstance(dataset, OnTheFlyDataset):
+        return dataset.config
+    if isinstance(dataset, ExportDataset):
+        return TaskConfig.from_dict(dict(dataset.manifest["settings"]["config"]))
+    return None
 
 
 def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]:

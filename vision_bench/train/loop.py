@@ -140,7 +140,7 @@ class _Run:
         self.show_progress = progress and context.is_main
         _seed_everything(config.seed)
         self.datasets, self.spec = components.build_datasets(config)
-        self.config = components.resolve_config(config, self.spec)
+        self.config = components.resolve_config(config, self.spec, components.data_task_config(self.datasets["train"]))
         self.feed = components.DeviceFeed(self.spec, runtime)
         self.model = prepare_model(components.build_model(self.config, self.spec), runtime)
         self.trainable = bool(getattr(self.model, "trainable", True))

@@ -1,9 +1,11 @@
-"""What every cogitao model shares around its body: the canvas of cells, the two stems, the predicted grids.
+"""What every cogitao model shares around its body: the canvas of cells, the two stems, the head, the predicted
+grids.
 
-COGITAO's models (paper 000, appendices I and J) read a grid padded to a fixed square canvas, one token per
-cell, and predict one of `CLASSES` per cell: the ten colours and the padding class. The canvas is `grid_size`
-cells a side for grid input; for image input it is the rendered image cut into cells, which needs a render
-layout whose cells are whole K-pixel squares from the image's top-left corner (`cell_size`).
+COGITAO's models (its released code, ktroyan/visualreasoning: `data/beforearc_data.py`,
+`models/beforearc_model.py`) read a grid padded to a fixed square canvas (right and bottom, with the padding
+token 10), one token per cell, and predict one of `CLASSES` per cell: the ten colours and the padding class. The
+canvas is `grid_size` cells a side for grid input; for image input it is the rendered image cut into cells, which
+needs a render layout whose cells are whole K-pixel squares from the image's top-left corner (`cell_size`).
 """
 
 from __future__ import annotations
@@ -17,14 +19,19 @@ from vision_bench.errors import ConfigError
 from vision_bench.metrics.inputs import NO_COLOUR, PAD
 
 CLASSES = 11
-"""The ten colours and the padding class: COGITAO's 11 tokens without visual tokens (appendix I.2)."""
+"""The ten colours and the padding class: COGITAO's 11 classes without visual tokens (`beforearc_model.py`
+`num_classes = 10 + 1`)."""
 PAD_CLASS = NO_COLOUR
 """The padding class, 10: after the colours; predicted inside a grid, it is the value the metrics read as no
 colour."""
 EMBED_DIM = 128
-"""The models' embedding dimension (appendix I.2), the width of the vector per cell that the classifier reads."""
+"""The encoders' output width (`embed_dim` of COGITAO's resnet.yaml and, at the paper's time, vit.yaml), the width
+of the vector per cell that the head reads."""
+HEAD_WIDTH = 128
+"""The MLP head's hidden width (`hidden_dim` of COGITAO's configs/networks/heads/mlp.yaml)."""
 DEFAULT_GRID_SIZE = 30
-"""The canvas side for grid input: ARC's largest grid."""
+"""The canvas side for grid input when nothing sets it: ARC's largest grid. Training sets it to the experiment's
+canvas, its largest grid (`CogitaoModel.canvas_option`), as COGITAO pads to the largest grid of the loaded splits."""
 INPUTS = ("grid", "image")
 """What a cogitao model reads: the input grid's cells one-hot, or the rendered input image, one patch per cell."""
 CELL_LAYOUT = "cell:K:top-left"
@@ -48,7 +55,7 @@ def on_canvas(grids: torch.Tensor, size: int, what: str, fix: str) -> torch.Tens
 
 
 def one_hot(canvas: torch.Tensor) -> torch.Tensor:
-    """(B, G, G) classes -> (B, CLASSES, G, G) float: the input grid as a low-resolution image (appendix J)."""
+    """(B, G, G) classes -> (B, CLASSES, G, G) float: COGITAO's `one_hot_encode` (`utility/rearc/utils.py`)."""
     return F.one_hot(canvas, CLASSES).permute(0, 3, 1, 2).float()
 
 
@@ -75,12 +82,19 @@ def cell_size(spec: RenderSpec, image_size: int, model_name: str) -> int:
     return cell
 
 
-def cell_stem(input_kind: str, channels: int, cell: int, *, bias: bool) -> nn.Conv2d:
+def cell_stem(input_kind: str, channels: int, cell: int) -> nn.Conv2d:
     """The layer that turns the input into one `channels`-wide vector per cell of the canvas: a 1x1 convolution
-    of the one-hot cells (grid input), or a convolution of kernel = stride = the cell size over the image."""
+    of the one-hot cells with a bias (grid input: both of COGITAO's first layers), or a convolution of kernel =
+    stride = the cell size over the image; PyTorch's initialisation, as COGITAO's."""
     if input_kind == "grid":
-        return nn.Conv2d(CLASSES, channels, 1, bias=bias)
-    return nn.Conv2d(3, channels, cell, stride=cell, bias=bias)
+        return nn.Conv2d(CLASSES, channels, 1)
+    return nn.Conv2d(3, channels, cell, stride=cell)
+
+
+def cell_head() -> nn.Sequential:
+    """COGITAO's MLP head (`networks/heads/mlp.py` `get_mlp_head`, 2 layers, ReLU), applied to each cell's
+    EMBED_DIM-wide vector alone: Linear -> ReLU -> Linear to the CLASSES logits; PyTorch's initialisation."""
+    return nn.Sequential(nn.Linear(EMBED_DIM, HEAD_WIDTH), nn.ReLU(), nn.Linear(HEAD_WIDTH, CLASSES))
 
 
 def crop_to_shapes(classes: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
@@ -96,27 +110,18 @@ def crop_to_shapes(classes: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
     return torch.where(rows & cols, classes[:, :height, :width], PAD)
 
 
-def truncated_normal_(module: nn.Module) -> None:
-    """COGITAO's initialisation (appendix J: "a truncated normal distribution"; std 0.02 assumed): every
-    convolution and linear layer of `module`, biases zero; normalisation layers keep theirs."""
-    for layer in module.modules():
-        if isinstance(layer, (nn.Conv2d, nn.Linear)):
-            nn.init.trunc_normal_(layer.weight, std=0.02)
-            if layer.bias is not None:
-                nn.init.zeros_(layer.bias)
-
-
 __all__ = [
     "CELL_LAYOUT",
     "CLASSES",
     "DEFAULT_GRID_SIZE",
     "EMBED_DIM",
+    "HEAD_WIDTH",
     "INPUTS",
     "PAD_CLASS",
+    "cell_head",
     "cell_size",
     "cell_stem",
     "crop_to_shapes",
     "on_canvas",
     "one_hot",
-    "truncated_normal_",
 ]

@@ -1,22 +1,26 @@
-"""`cogitao:resnet`, `cogitao:vanilla-tf`: COGITAO's baselines (paper 000, appendix I), on grids or on images.
+"""`cogitao:resnet`, `cogitao:vanilla-tf`: COGITAO's baselines as its authors released them (ktroyan/visualreasoning,
+the ResNet and Vanilla-TF of paper 000's Tables 1-2), on grids or on images.
 
 A model reads the input on a square canvas of cells (`grid_io`), encodes it with its body (`resnet`,
-`vanilla_tf`) to one EMBED_DIM-wide vector per cell, and a per-cell linear layer gives the logits of the
-`CLASSES` (the ten colours and padding): `forward` returns (B, CLASSES, G, G). It trains with cross-entropy over
-every canvas cell against the target grid padded to the canvas with the padding class (appendix J: padding
-tokens are trained too). `predict_grids` is the argmax cropped to each sample's input grid (COGITAO's
-transformations keep the grid size), the padding class left as `NO_COLOUR`; `predict` draws that grid with the
-render spec as the data draws its targets, no colour as background.
+`vanilla_tf`) to one EMBED_DIM-wide vector per cell, and COGITAO's MLP head (`grid_io.cell_head`) gives each
+cell's logits of the `CLASSES` (the ten colours and padding): `forward` returns (B, CLASSES, G, G). It trains with
+cross-entropy over every canvas cell against the target grid padded to the canvas with the padding class, as
+COGITAO's loss (padding cells included, `beforearc_model.py:327-333`). `predict_grids` is the argmax cropped to
+each sample's input grid (COGITAO's transformations keep the grid size), the padding class left as `NO_COLOUR`;
+`predict` draws that grid with the render spec as the data draws its targets, no colour as background.
 
-Option `input`: `grid` reads `batch['input_grid']` one-hot on a canvas of `grid_size` cells; `image` reads the
-rendered `batch['input']`, one patch per cell (a convolution of kernel = stride = the cell's pixels), on a canvas
-of image_size / K cells; everything after that first layer is the same. Task conditioning (`task_conditioning`):
-FiLM on every residual block's output (ResNet), one token per task-code position before the encoder
-(Vanilla-TF).
+Option `input`: `grid` reads `batch['input_grid']` one-hot on a canvas of `grid_size` cells (training sets it to
+the experiment's largest grid, COGITAO's canvas, when it is left unset: `canvas_option`); `image` reads the rendered
+`batch['input']`, one patch per cell (a convolution of kernel = stride = the cell's pixels), on a canvas of
+image_size / K cells; everything after that first layer is the same. Task conditioning (`task_conditioning`):
+the task code's tokens after the cell tokens (Vanilla-TF, as COGITAO's); FiLM on every residual block's output
+(ResNet, the project's: COGITAO's ResNet received no task information, so a comparison with its Table 1 leaves the
+ResNet unconditioned).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,14 +35,13 @@ from vision_bench.models.base import MODELS, TrainableModel, batch_tensor
 from vision_bench.models.cogitao.grid_io import (
     CLASSES,
     DEFAULT_GRID_SIZE,
-    EMBED_DIM,
     INPUTS,
+    cell_head,
     cell_size,
     cell_stem,
     crop_to_shapes,
     on_canvas,
     one_hot,
-    truncated_normal_,
 )
 from vision_bench.models.cogitao.resnet import STEM_WIDTH, ResNetEncoder, film_channels
 from vision_bench.models.cogitao.vanilla_tf import WIDTH, VanillaTransformerEncoder
@@ -57,8 +60,9 @@ class CogitaoOptions(FamilyOptions):
         "grid", "grid: the input grid's cells, one-hot; image: the rendered input image, one patch per cell (render "
         "layout cell:K:top-left)")
     grid_size: int | None = option(
-        None, f"the side of the square canvas of cells the grids are padded to; None: {DEFAULT_GRID_SIZE} (ARC's "
-        "largest) for grid input, image_size / K for image input")
+        None, "the side of the square canvas of cells the grids are padded to; None: for grid input the experiment's "
+        f"largest grid when training builds the model, else {DEFAULT_GRID_SIZE} (ARC's largest); for image input "
+        "image_size / K")
 
     def __post_init__(self) -> None:
         if self.input not in INPUTS:
@@ -69,11 +73,11 @@ class CogitaoOptions(FamilyOptions):
 
 @MODELS.register(
     "cogitao",
-    "COGITAO's baselines (appendix I): a full-resolution ResNet or a Vanilla Transformer over one token per grid "
+    "COGITAO's released baselines: its full-resolution ResNet or its Vanilla Transformer over one token per grid "
     "cell, predicting each cell's colour; input=grid reads the input grid, input=image the rendered image",
 )
 class CogitaoModel(TrainableModel):
-    """A cell stem, COGITAO's encoder and a per-cell linear classifier over the canvas (module docstring)."""
+    """A cell stem, COGITAO's encoder and its per-cell MLP head over the canvas (module docstring)."""
 
     family = "cogitao"
     usage = "cogitao:<resnet|vanilla-tf>"
@@ -98,13 +102,19 @@ class CogitaoModel(TrainableModel):
         self.render_spec = render_spec_of(shared.render_spec)
         self.cell_size, self.grid_size = self._canvas(options.grid_size)
         if preset == "resnet":
-            stem = cell_stem(self.input_kind, STEM_WIDTH, self.cell_size, bias=False)
+            stem = cell_stem(self.input_kind, STEM_WIDTH, self.cell_size)
             self.encoder: nn.Module = ResNetEncoder(stem, self.task_film(film_channels()))
         else:
-            stem = cell_stem(self.input_kind, WIDTH, self.cell_size, bias=True)
-            self.encoder = VanillaTransformerEncoder(stem, self.grid_size, self.task_tokens_of_width(WIDTH))
-        self.classifier = nn.Conv2d(EMBED_DIM, CLASSES, 1)
-        truncated_normal_(self.classifier)
+            stem = cell_stem(self.input_kind, WIDTH, self.cell_size)
+            self.encoder = VanillaTransformerEncoder(stem, self.grid_size, self.task_vocab_size)
+        self.classifier = cell_head()
+
+    @classmethod
+    def canvas_option(cls, options: Mapping[str, Any]) -> str | None:
+        """`grid_size` for grid input left without one: COGITAO pads to the experiment's largest grid."""
+        if options.get("input", "grid") == "grid" and options.get("grid_size") is None:
+            return "grid_size"
+        return None
 
     def _canvas(self, grid_size: int | None) -> tuple[int, int]:
         """(cell size in pixels, canvas side in cells): 1 and `grid_size` for grid input; for image input the
@@ -153,7 +163,8 @@ class CogitaoModel(TrainableModel):
 
     def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         cells = one_hot(inputs) if self.input_kind == "grid" else inputs
-        return self.classifier(self.encoder(cells, task_code))
+        logits = self.classifier(self.encoder(cells, task_code))  # (B, G * G, CLASSES), row-major
+        return logits.transpose(1, 2).reshape(inputs.shape[0], CLASSES, self.grid_size, self.grid_size)
 
     def training_loss(self, batch: Batch) -> torch.Tensor:
         """Cross-entropy over every canvas cell against the target grid padded with the padding class."""

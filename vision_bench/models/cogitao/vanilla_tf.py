@@ -1,11 +1,18 @@
-"""COGITAO's Vanilla Transformer encoder (paper 000, appendix I.2): one token per cell, learned 1D positions.
+"""COGITAO's Vanilla Transformer encoder as released: the `VisionTransformer` of ktroyan/visualreasoning
+(`networks/backbones/vit.py`) at the paper's settings (vit.yaml of 2025-05 and the Vanilla-TF command: learned
+APE mixed by sum, no OPE, no RPE, no registers, no cls token).
 
-The `grid_io.cell_stem` convolution gives one WIDTH-wide token per cell of the G x G canvas (patch size 1 on the
-grid, one cell's pixels on the image); a learned position (a table of G^2 rows, PEMixer "sum") is added; with
-task conditioning one token per task-code position is prepended (appendix J.2: the task embedding joins the
-sequence before the encoder; no position is added to it). DEPTH pre-LN layers (multi-head self-attention, then
-a GELU feed-forward network of FFN_WIDTH, each with a residual connection; no dropout, which the paper gives to
-the Grid-TF only), a final LayerNorm, and the task tokens dropped: (B, WIDTH, G, G).
+The `grid_io.cell_stem` convolution gives one WIDTH-wide token per cell of the G x G canvas, row-major (patch
+size 1 on the one-hot grid, one cell's pixels on the image); a learned position per canvas cell, drawn N(0, 1) as
+COGITAO's `torch.randn` table, is added (`vit.py:154-166,346-347`); with task conditioning the task code's
+tokens follow the cells (`vit.py:1032-1034`) without positions, from one embedding table shared by every code
+position and drawn N(0, 1) (COGITAO's `nn.Embedding` in `beforearc_model.py:890-891`), so the encoder sees which
+transformations the code holds but not their order. DEPTH pre-LN layers (`TransformerLayer`, `vit.py:694-754`):
+x + W_o(attention(LN(x))), the attention one biased qkv projection and `scaled_dot_product_attention` over all
+tokens with dropout ATTENTION_DROPOUT on its probabilities in training; then x + FFN(LN(x)), the FFN
+Linear -> GELU (exact) -> dropout -> Linear -> dropout (FFN_DROPOUT). A final LayerNorm; the task tokens are
+dropped: (B, G * G, WIDTH). Every linear layer starts truncated-normal (std 0.02, cut at +-2) with zero bias,
+LayerNorms at 1 and 0 (`vit.py:946-994`); the stem keeps PyTorch's initialisation.
 """
 
 from __future__ import annotations
@@ -14,40 +21,45 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from vision_bench.models.cogitao.grid_io import EMBED_DIM, truncated_normal_
-from vision_bench.models.conditioning import TaskCodeEmbedding
+from vision_bench.models.cogitao.grid_io import EMBED_DIM
 
 WIDTH = EMBED_DIM
 DEPTH = 6
 HEADS = 4
 FFN_WIDTH = 4 * WIDTH
+ATTENTION_DROPOUT = 0.1
+FFN_DROPOUT = 0.1
 
 
 class SelfAttention(nn.Module):
-    """Multi-head self-attention: one projection to queries, keys and values, one output projection."""
+    """COGITAO's `MHSA`: one biased projection to queries, keys and values, scaled dot-product attention (no mask;
+    dropout on the probabilities in training), one output projection."""
 
-    def __init__(self, width: int, heads: int) -> None:
+    def __init__(self, width: int, heads: int, dropout: float) -> None:
         super().__init__()
         self.heads = heads
+        self.dropout = dropout
         self.qkv = nn.Linear(width, 3 * width)
         self.out = nn.Linear(width, width)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         batch, length, width = tokens.shape
         qkv = self.qkv(tokens).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-        attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2],
+                                                  dropout_p=self.dropout if self.training else 0.0)
         return self.out(attended.transpose(1, 2).reshape(batch, length, width))
 
 
 class EncoderLayer(nn.Module):
-    """Pre-LN: x + attention(LN(x)), then x + FFN(LN(x)) with a GELU between the FFN's two linear layers."""
+    """Pre-LN: x + attention(LN(x)), then x + FFN(LN(x)) (COGITAO's `TransformerLayer`)."""
 
     def __init__(self, width: int, heads: int, ffn_width: int) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(width)
-        self.attention = SelfAttention(width, heads)
+        self.attention = SelfAttention(width, heads, ATTENTION_DROPOUT)
         self.ffn_norm = nn.LayerNorm(width)
-        self.ffn = nn.Sequential(nn.Linear(width, ffn_width), nn.GELU(), nn.Linear(ffn_width, width))
+        self.ffn = nn.Sequential(nn.Linear(width, ffn_width), nn.GELU(), nn.Dropout(FFN_DROPOUT),
+                                 nn.Linear(ffn_width, width), nn.Dropout(FFN_DROPOUT))
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         tokens = tokens + self.attention(self.attention_norm(tokens))
@@ -55,32 +67,42 @@ class EncoderLayer(nn.Module):
 
 
 class VanillaTransformerEncoder(nn.Module):
-    """(B, C, ...) input -> (B, WIDTH, G, G): `stem` (a `cell_stem` of WIDTH channels) to cell tokens, learned
-    positions, `task_tokens` prepended when given, the encoder layers, a final LayerNorm, the cell tokens."""
+    """(B, C, ...) input -> (B, G * G, WIDTH) cell vectors: `stem` (a `cell_stem` of WIDTH channels) to cell
+    tokens, learned positions, the task code's tokens appended when `task_vocab_size` is given, the encoder
+    layers, a final LayerNorm, the cell tokens."""
 
-    def __init__(self, stem: nn.Conv2d, grid_size: int, task_tokens: TaskCodeEmbedding | None) -> None:
+    def __init__(self, stem: nn.Conv2d, grid_size: int, task_vocab_size: int | None) -> None:
         super().__init__()
         self.stem = stem
-        self.positions = nn.Parameter(torch.empty(grid_size * grid_size, WIDTH))
+        self.positions = nn.Parameter(torch.randn(grid_size * grid_size, WIDTH))
         self.layers = nn.ModuleList(EncoderLayer(WIDTH, HEADS, FFN_WIDTH) for _ in range(DEPTH))
         self.norm = nn.LayerNorm(WIDTH)
-        truncated_normal_(self)
-        nn.init.trunc_normal_(self.positions, std=0.02)
-        self.task_tokens = task_tokens  # after the initialisation: its table keeps its own
+        for layer in self.modules():
+            if isinstance(layer, nn.Linear):
+                nn.init.trunc_normal_(layer.weight, std=0.02)
+                nn.init.zeros_(layer.bias)
+        self.task_tokens = None if task_vocab_size is None else nn.Embedding(task_vocab_size, WIDTH)
 
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
-        cells = self.stem(inputs)
-        batch, width, height, columns = cells.shape
-        tokens = cells.flatten(2).transpose(1, 2) + self.positions.to(cells.dtype)
-        extra = 0
+        tokens = self.stem(inputs).flatten(2).transpose(1, 2)
+        tokens = tokens + self.positions.to(tokens.dtype)
+        cells = tokens.shape[1]
         if self.task_tokens is not None:
             assert task_code is not None, "a conditioned model's forward checks the task code"
-            task = self.task_tokens(task_code).to(tokens.dtype)
-            tokens, extra = torch.cat([task, tokens], dim=1), task.shape[1]
+            tokens = torch.cat([tokens, self.task_tokens(task_code).to(tokens.dtype)], dim=1)
         for layer in self.layers:
             tokens = layer(tokens)
-        tokens = self.norm(tokens)[:, extra:]
-        return tokens.transpose(1, 2).reshape(batch, width, height, columns)
+        return self.norm(tokens)[:, :cells]
 
 
-__all__ = ["DEPTH", "FFN_WIDTH", "HEADS", "WIDTH", "EncoderLayer", "SelfAttention", "VanillaTransformerEncoder"]
+__all__ = [
+    "ATTENTION_DROPOUT",
+    "DEPTH",
+    "FFN_DROPOUT",
+    "FFN_WIDTH",
+    "HEADS",
+    "WIDTH",
+    "EncoderLayer",
+    "SelfAttention",
+    "VanillaTransformerEncoder",
+]
