@@ -149,7 +149,7 @@ def test_weights_and_metrics_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     rows = {line.split()[0]: line.split()[1] for line in lines}
     assert rows["ssim"] == "higher" and rows["lpips"] == "lower" and rows["stubbornness"] == "lower"
     assert rows["paper_ppa"] == "higher" and rows["paper_obj_ppa"] == "higher"
-    assert len(rows) == 28  # 16, the seven C-ARC error classes and the five factor accuracies of SVIB scenes
+    assert len(rows) == 29  # 17 (stubbornness in two forms), the seven C-ARC error classes, five SVIB factor accuracies
     assert rows["factor_accuracy"] == "higher"
 
 
