@@ -43,8 +43,9 @@ def main() -> None:
     with open(HERE / "results.csv", newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             _, task, alpha = row["experiment"].split("/")
-            run = (row["model"], task, alpha, int(row["seed"]))
-            value[(*run, row["split"], row["metric"])] = float(row["value"])
+            run = (row["model"], task, alpha, int(row["seed"] or 0))  # a baseline has no seed
+            if row["value"]:  # an unavailable metric (stubbornness on scenes) has no value
+                value[(*run, row["split"], row["metric"])] = float(row["value"])
             if row["baseline"] == "false":
                 gate[run] = row["gate"] == "passed"
     runs = sorted({key[:4] for key in value})
