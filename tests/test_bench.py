@@ -336,3 +336,28 @@ def test_family_metrics_get_tables_only_where_computed(tmp_path: Path, monkeypat
         blocks = build_report(config, cells(factor), tmp_path).blocks
         texts = [getattr(b, "title", "") or getattr(b, "text", "") for b in blocks]
         assert (title("factor_accuracy") in texts) is shown
+
+
+def test_a_study_without_an_ood_split_reports_in_distribution_only(tmp_path: Path) -> None:
+    """Sample-Efficiency evaluates test_id alone: the tables, the summary and the report show ID columns only,
+    never the ID numbers again under OOD."""
+    from vision_bench.bench.aggregate import id_ood
+    from vision_bench.bench.summary import build_report, terminal_summary
+    from vision_bench.bench.tables import Table, summary_rows
+
+    assert id_ood(("test_id",)) == ("test_id", None)
+    assert id_ood(("test_ood", "test_id")) == ("test_id", "test_ood")
+    assert id_ood(("test_ood",)) == ("test_ood", None)
+    cells = [CellResult("cnn", "sample-efficiency/S2/1", setting_of("sample-efficiency/S2/1"), seed, False,
+                        {"test_id": {"grid_accuracy": ga, "mse": 0.01}}) for seed, ga in ((0, 100.0), (1, 80.0))]
+    table = table1(cells, "grid_accuracy", ["sample-efficiency/S2"], ood_split=None)
+    assert table.columns == ["model", "ID"] and table.groups == [("sample-efficiency/S2", 1)]
+    assert table.rows == [["cnn", "90.0 ± 10.0"]]
+    header, rows = summary_rows(cells, ["grid_accuracy", "mse"], ood_split=None)
+    assert header == ["model", "ID GA", "ID MSE"] and rows == [["cnn", "90.0", "0.01"]]
+    assert "OOD" not in terminal_summary(cells, ["grid_accuracy"], id_split="test_id", ood_split=None)
+    config = BenchConfig.from_dict({"experiments": ["sample-efficiency/S2/1"], "models": ["vit:test_vit"],
+                                    "baselines": [], "evaluate": {"splits": ["test_id"]}})
+    blocks = build_report(config, cells, tmp_path).blocks
+    assert all("OOD" not in block.columns for block in blocks if isinstance(block, Table))
+    assert any("OOD = none" in getattr(block, "text", "") for block in blocks)

@@ -47,7 +47,16 @@ class Summary:
         return max(self.id.n, self.ood.n)
 
 
-def _value(cell: CellResult, split: str, metric: str) -> float:
+def id_ood(splits: Sequence[str]) -> tuple[str, str | None]:
+    """The evaluated split a report reads as ID (the first `*_id`, else the first) and as OOD (the first `*_ood`
+    other than that one; None when the study has none, as Sample-Efficiency's: no OOD column then)."""
+    id_split = next((s for s in splits if s.endswith("_id")), splits[0])
+    return id_split, next((s for s in splits if s.endswith("_ood") and s != id_split), None)
+
+
+def _value(cell: CellResult, split: str | None, metric: str) -> float:
+    if split is None:
+        return float("nan")
     value = cell.splits.get(split, {}).get(metric)
     return float("nan") if value is None else float(value)
 
@@ -59,7 +68,7 @@ def _gap(metric: str, id_value: float, ood_value: float) -> float:
 
 
 def summarize_cells(
-    cells: Iterable[CellResult], metric: str, *, id_split: str = "test_id", ood_split: str = "test_ood"
+    cells: Iterable[CellResult], metric: str, *, id_split: str = "test_id", ood_split: str | None = "test_ood"
 ) -> dict[tuple[str, str], Summary]:
     """(predictor, setting) -> `Summary` of `metric` over the matching cells."""
     groups: dict[tuple[str, str], list[CellResult]] = {}

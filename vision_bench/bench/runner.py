@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from vision_bench.bench.aggregate import CellResult
+from vision_bench.bench.aggregate import CellResult, id_ood
 from vision_bench.bench.cells import (
     Cell,
     check_shard,
@@ -484,9 +484,7 @@ def _kept(before: object, now: object) -> bool:
 def summary_table(result: BenchResult) -> str:
     """Plain text: per model (and baseline) the ID and OOD GA, MSE, SSIM and LPIPS over all cells, and
     one line per metric that shows n/a saying why; with a gate, over the runs that passed it."""
-    splits = result.config.evaluate.splits
-    id_split = next((s for s in splits if s.endswith("_id")), splits[0])
-    ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
+    id_split, ood_split = id_ood(result.config.evaluate.splits)
     gate = result.config.gate
     cells, failed = gated(result.cells, gate)
     table = terminal_summary(cells, listed_in("bench"), id_split=id_split, ood_split=ood_split)

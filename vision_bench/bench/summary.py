@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from vision_bench.bench.aggregate import CellResult, metric_available, summarize_alpha, summarize_cells
+from vision_bench.bench.aggregate import CellResult, id_ood, metric_available, summarize_alpha, summarize_cells
 from vision_bench.bench.config import BenchConfig, experiment_name
 from vision_bench.bench.gate import failed_runs, gate_table, gated
 from vision_bench.bench.plots import (
@@ -54,7 +54,8 @@ def unavailable_note(cells: Sequence[CellResult], metric: str) -> str | None:
     return f"{short(metric)} n/a for {predictors}: {_unavailable_reason(missing, metric)}"
 
 
-def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str, ood_split: str) -> str:
+def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str,
+                     ood_split: str | None) -> str:
     """What `bench` and `quickstart` print: per predictor the ID and OOD means of `metrics` over every cell,
     then one line per metric that shows n/a, saying why."""
     header, rows = summary_rows(cells, metrics, id_split=id_split, ood_split=ood_split)
@@ -62,13 +63,15 @@ def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_
     return "\n".join([text_table(header, rows), *notes])
 
 
-def metric_plot(cells: Sequence[CellResult], metric: str, splits: tuple[str, str], out_dir: Path) -> Path:
+def metric_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path) -> Path:
+    """Bars of `metric` per setting and model, one panel per split of `splits` (ID, then OOD when there is one)."""
     settings = _settings(cells)
-    summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=splits[1])
-    values: dict[str, dict[str, dict[str, Point]]] = {splits[0]: {}, splits[1]: {}}
+    ood_split = splits[1] if len(splits) > 1 else None
+    summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=ood_split)
+    values: dict[str, dict[str, dict[str, Point]]] = {split: {} for split in splits}
     for (predictor, setting), summary in summaries.items():
-        values[splits[0]].setdefault(predictor, {})[setting] = _point(summary.id)
-        values[splits[1]].setdefault(predictor, {})[setting] = _point(summary.ood)
+        for split, side in zip(splits, (summary.id, summary.ood)):
+            values[split].setdefault(predictor, {})[setting] = _point(side)
     return plot_metric_by_setting(values, metric=short(metric), settings=settings, scale=value_scale(metric),
                                   path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
 
@@ -136,9 +139,8 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
 def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path) -> Report:
     """The whole report; plots and sheets are written under `out_dir` as a side effect."""
     output_folder(out_dir, PLOTS_DIR, make=False)  # the plots never go through a folder link placed there
-    splits = tuple(config.evaluate.splits)
-    id_split = next((s for s in splits if s.endswith("_id")), splits[0])
-    ood_split = next((s for s in splits if s.endswith("_ood")), splits[-1])
+    id_split, ood_split = id_ood(config.evaluate.splits)
+    read = (id_split,) if ood_split is None else (id_split, ood_split)
     settings = _settings(cells)
     report = Report(f"vision-bench: {config.name}")
     models = ", ".join(m.display for m in config.models)
@@ -146,7 +148,8 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         f"Models: {models}. Baselines: {', '.join(config.baselines) or 'none'}. Settings: {', '.join(settings)} "
         f"({len({c.experiment for c in cells})} experiments, seeds {', '.join(map(str, config.seeds))}). "
         f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
-        f"ID = {id_split}, OOD = {ood_split}; checkpoint: {config.evaluate.checkpoint}."
+        f"ID = {id_split}, OOD = {ood_split or 'none (the study has no OOD split)'}; "
+        f"checkpoint: {config.evaluate.checkpoint}."
     ))
     if config.gate is not None or config.verdict:
         report.add(Heading("Gate and verdict rule (stated in the bench config before the runs)"))
@@ -167,27 +170,27 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
             continue
         report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
     taxonomy = any(ERROR_TAXONOMY in study_family(c.experiment).reports for c in cells)
-    errors = error_table(cells, ood_split) if taxonomy else None
+    errors = error_table(cells, ood_split or id_split) if taxonomy else None
     if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json
         report.add(Heading("C-ARC error taxonomy (paper 001, section 5.2)"), errors)
     report.add(Heading("Plots"))
     for metric in listed_in("bench"):
         if metric_available(cells, metric):
-            path = metric_plot(cells, metric, (id_split, ood_split), out_dir)
+            path = metric_plot(cells, metric, read, out_dir)
             report.add(Figure(path, f"{title(metric)} per setting and model"))
     sweeps = alpha_series(cells)
     for metric in [*listed_in("alpha_plot"), *family_only]:
         if not metric_available(cells, metric):
             continue
         for sweep, members in sweeps.items():
-            alpha_path = alpha_plot(members, metric, (id_split, ood_split), out_dir, sweep if len(sweeps) > 1 else "")
+            alpha_path = alpha_plot(members, metric, read, out_dir, sweep if len(sweeps) > 1 else "")
             if alpha_path is not None:
-                report.add(Figure(alpha_path, f"{title(metric)} against alpha, {sweep} (solid: {ood_split}, "
-                                              f"dashed: {id_split})"))
+                lines = f"solid: {ood_split}, dashed: {id_split}" if ood_split else f"{id_split}"
+                report.add(Figure(alpha_path, f"{title(metric)} against alpha, {sweep} ({lines})"))
     curves = training_curves(every_run, out_dir)
     if curves is not None:
         report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))
-    sheets = collect_sheets(cells, (id_split, ood_split), out_dir)
+    sheets = collect_sheets(cells, read, out_dir)
     if sheets:
         report.add(Heading("Sample sheets (input | target | prediction | error map)"), *sheets)
     return report

@@ -58,45 +58,49 @@ def table1(
     settings: Sequence[str],
     *,
     id_split: str = "test_id",
-    ood_split: str = "test_ood",
+    ood_split: str | None = "test_ood",
 ) -> Table:
-    """One metric in Table 1's layout: rows = predictors, column groups = settings (ID | OOD | Δ)."""
+    """One metric in Table 1's layout: rows = predictors, column groups = settings (ID | OOD | Δ; ID alone
+    when the study has no OOD split)."""
     summaries = summarize_cells(cells, metric, id_split=id_split, ood_split=ood_split)
     baselines = {c.predictor for c in cells if c.baseline}
+    sides = 3 if ood_split is not None else 1
     rows = []
     for predictor in predictors_in_order(cells):
         row = [_display(predictor, baselines)]
         for setting in settings:
             summary = summaries.get((predictor, setting))
             if summary is None:
-                row += ["—", "—", "—"]
+                row += ["—"] * sides
                 continue
-            row += [
-                format_metric(metric, summary.id.mean, summary.id.sem),
-                format_metric(metric, summary.ood.mean, summary.ood.sem),
-                _gap_text(metric, summary),
-            ]
+            row.append(format_metric(metric, summary.id.mean, summary.id.sem))
+            if ood_split is not None:
+                row += [format_metric(metric, summary.ood.mean, summary.ood.sem), _gap_text(metric, summary)]
         rows.append(row)
-    columns = ["model"] + ["ID", "OOD", "Δ"] * len(settings)
-    note = f"mean ± SEM over seeds and experiments (no ± with a single run); {gap_note(metric)}"
-    return Table(columns, rows, title=title(metric), groups=[(s, 3) for s in settings], note=note)
+    columns = ["model"] + ["ID", "OOD", "Δ"][:sides] * len(settings)
+    note = "mean ± SEM over seeds and experiments (no ± with a single run)"
+    if ood_split is not None:
+        note += f"; {gap_note(metric)}"
+    return Table(columns, rows, title=title(metric), groups=[(s, sides) for s in settings], note=note)
 
 
 def summary_rows(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str = "test_id",
-                 ood_split: str = "test_ood") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the overall summary: per predictor, ID and OOD means over every cell."""
+                 ood_split: str | None = "test_ood") -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the overall summary: per predictor, ID and OOD means over every cell (ID alone when
+    the study has no OOD split)."""
     pooled = [
         CellResult(c.predictor, c.experiment, "all", c.seed, c.baseline, c.splits) for c in cells
     ]
     summaries = {metric: summarize_cells(pooled, metric, id_split=id_split, ood_split=ood_split) for metric in metrics}
-    header = ["model"] + [f"{side} {short(metric)}" for metric in metrics for side in ("ID", "OOD")]
+    sides = ("id", "ood") if ood_split is not None else ("id",)
+    header = ["model"] + [f"{side.upper()} {short(metric)}" for metric in metrics for side in sides]
     baselines = {c.predictor for c in cells if c.baseline}
     rows = []
     for predictor in predictors_in_order(cells):
         row = [_display(predictor, baselines)]
         for metric in metrics:
             summary = summaries[metric].get((predictor, "all"))
-            for side in ("id", "ood"):
+            for side in sides:
                 value = getattr(summary, side).mean if summary is not None else float("nan")
                 row.append(_plain(metric, value))
         rows.append(row)
