@@ -3,8 +3,8 @@
 Parameter counts with 15 classes, derived by hand below, at every canvas (the positions are computed, not learned):
 cogitao:grid-tf 1,211,407 and cogitao:pl-tf 862,224 unconditioned; with `task_conditioning: true` (29 task tokens)
 1,215,119 and 869,648. The paper says "roughly 1.2M" for every model; PL-TF is nearer 0.9M, and so is the
-release's (876,816 in CompGen with its one-hot and task table of 36 rows; Grid-TF 1,218,959). That the layers
-compute what COGITAO's do is tests/test_cogitao_grid_tf_released.py's job.
+release's (876,816 trainable in CompGen with its one-hot of 36 channels and task table of 36 rows; Grid-TF
+1,218,959). That the layers compute what COGITAO's do is tests/test_cogitao_grid_tf_released.py's job.
 """
 
 from __future__ import annotations
@@ -69,7 +69,9 @@ def test_parameter_counts_are_hand_counted_at_the_papers_canvases() -> None:
             assert model.describe()["parameters"] == count and model.describe()["canvas"] == largest + 2
             conditioned = create_model(f"cogitao:{preset}", grid_size=largest, task_conditioning=True)
             assert conditioned.describe()["parameters"] == count + 29 * width
-    released_compgen = (grid_tf + 22 * 128 + 128 + 36 * 128, pl_tf + 21 * 256 + 36 * 256)  # module docstring
+    # the release's trainable parameters in CompGen: 22 more one-hot channels (21 for PL-TF), the mixer's unread
+    # position_scale, a task table of 36 rows
+    released_compgen = (grid_tf + 22 * 128 + 128 + 36 * 128, pl_tf + 21 * 256 + 36 * 256)
     assert released_compgen == (1_218_959, 876_816)
 
 
@@ -298,3 +300,24 @@ def test_image_input_and_oversized_grids_are_refused_in_one_line(preset: str) ->
         model.training_loss(grid_batch())
     with pytest.raises(ConfigError, match=r"reads \(B, 5, 5\) integer canvases of classes 0..14"):
         model(torch.zeros(1, 3, 3, dtype=torch.long))
+
+
+@pytest.mark.slow
+def test_pl_tf_trains_records_its_canvas_and_exports(tmp_path) -> None:
+    """The body preset through `train` (its loss in training, its prediction and loss in validation): the run pads to
+    envgen/G1/1's 15 x 15 grids, so a canvas of 17 with visual tokens, and the exported model is the checkpoint's."""
+    from vision_bench.cli import main
+    from vision_bench.train import TrainConfig, load_checkpoint, train
+
+    config = TrainConfig.from_dict({
+        "seed": 0,
+        "dataset": {"study": "envgen/G1/1", "n_train": 4, "n_val": 2, "spec": {"size": [30, 30]},
+                    "val_splits": ["val_id"]},
+        "model": {"name": "cogitao:pl-tf", "options": {"task_conditioning": True}},
+        "training": {"batch_size": 4, "max_steps": 1},
+    })
+    train(config, tmp_path / "run", progress=False)
+    trained, config, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    assert config.model.options["grid_size"] == 15 and trained.describe()["canvas"] == 17
+    assert main(["export-model", str(tmp_path / "run"), "--out", str(tmp_path / "model")]) == 0
+    assert load_pretrained(tmp_path / "model").describe() == trained.describe()

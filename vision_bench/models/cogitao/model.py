@@ -88,12 +88,12 @@ PRESETS = {
 @dataclass(frozen=True)
 class CogitaoOptions(FamilyOptions):
     input: str = option(
-        "grid", "grid: the input grid's cells, one-hot; image: the rendered input image, one patch per cell (render "
-        "layout cell:K:top-left)")
+        "grid", "grid: the input grid's cells, one-hot; image (resnet, vanilla-tf): the rendered input image, one "
+        "patch per cell (render layout cell:K:top-left)")
     grid_size: int | None = option(
-        None, "the side of the square canvas of cells the grids are padded to; None: for grid input the experiment's "
-        f"largest grid when training builds the model, else {DEFAULT_GRID_SIZE} (ARC's largest); for image input "
-        "image_size / K")
+        None, "the largest grid side, the side of the square canvas of cells the grids are padded to (+ 2 for the "
+        "visual tokens of grid-tf and pl-tf); None: for grid input the experiment's largest grid when training builds "
+        f"the model, else {DEFAULT_GRID_SIZE} (ARC's largest); for image input image_size / K")
 
     def __post_init__(self) -> None:
         if self.input not in INPUTS:
@@ -144,19 +144,21 @@ class CogitaoModel(TrainableModel):
         self.cell_size, self.grid_size = self._canvas(options.grid_size)
         self.side = self.grid_size + MARGIN if spec.visual_tokens else self.grid_size
         self.body: ClassBody | None = None
-        if preset == "resnet":
-            stem = cell_stem(self.input_kind, STEM_WIDTH, self.cell_size)
-            self.encoder: nn.Module = ResNetEncoder(stem, self.task_film(film_channels()))
-        elif preset == "vanilla-tf":
-            stem = cell_stem(self.input_kind, WIDTH, self.cell_size)
-            self.encoder = VanillaTransformerEncoder(stem, self.grid_size, self.task_vocab_size)
-        elif preset == "grid-tf":
-            stem = cell_stem(self.input_kind, WIDTH, self.cell_size, self.classes)
-            self.encoder = GridTransformerEncoder(stem, self.side, self.task_vocab_size)
-        else:
+        if preset == "pl-tf":
             self.body = PonderingLoopedBody(self.side, self.task_vocab_size)
-        if self.body is None:
+        else:
+            self.encoder = self._encoder(preset)
             self.classifier = cell_head(self.classes)
+
+    def _encoder(self, preset: str) -> nn.Module:
+        """The encoder of a preset without a body, its first layer a `cell_stem` of the input."""
+        if preset == "resnet":
+            return ResNetEncoder(cell_stem(self.input_kind, STEM_WIDTH, self.cell_size),
+                                 self.task_film(film_channels()))
+        stem = cell_stem(self.input_kind, WIDTH, self.cell_size, self.classes)
+        if preset == "vanilla-tf":
+            return VanillaTransformerEncoder(stem, self.grid_size, self.task_vocab_size)
+        return GridTransformerEncoder(stem, self.side, self.task_vocab_size)
 
     @classmethod
     def canvas_option(cls, options: Mapping[str, Any]) -> str | None:
