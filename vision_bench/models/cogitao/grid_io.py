@@ -1,14 +1,17 @@
 """What every cogitao model shares around its body: the canvas of cells, the two stems, the head, the predicted
-grids.
+grids, and what a body that brings its own loss and prediction gives the model (`ClassBody`).
 
-COGITAO's models (its released code, ktroyan/visualreasoning: `data/beforearc_data.py`,
+COGITAO's models without visual tokens (its released code, ktroyan/visualreasoning: `data/beforearc_data.py`,
 `models/beforearc_model.py`) read a grid padded to a fixed square canvas (right and bottom, with the padding
 token 10), one token per cell, and predict one of `CLASSES` per cell: the ten colours and the padding class. The
 canvas is `grid_size` cells a side for grid input; for image input it is the rendered image cut into cells, which
-needs a render layout whose cells are whole K-pixel squares from the image's top-left corner (`cell_size`).
+needs a render layout whose cells are whole K-pixel squares from the image's top-left corner (`cell_size`). Grid-TF
+and PL-TF read COGITAO's visual-token canvas instead, 15 classes (`visual_tokens`).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
@@ -54,9 +57,9 @@ def on_canvas(grids: torch.Tensor, size: int, what: str, fix: str) -> torch.Tens
     return canvas
 
 
-def one_hot(canvas: torch.Tensor) -> torch.Tensor:
-    """(B, G, G) classes -> (B, CLASSES, G, G) float: COGITAO's `one_hot_encode` (`utility/rearc/utils.py`)."""
-    return F.one_hot(canvas, CLASSES).permute(0, 3, 1, 2).float()
+def one_hot(canvas: torch.Tensor, classes: int = CLASSES) -> torch.Tensor:
+    """(B, G, G) classes -> (B, classes, G, G) float: COGITAO's `one_hot_encode` (`utility/rearc/utils.py`)."""
+    return F.one_hot(canvas, classes).permute(0, 3, 1, 2).float()
 
 
 def cell_size(spec: RenderSpec, image_size: int, model_name: str) -> int:
@@ -82,19 +85,34 @@ def cell_size(spec: RenderSpec, image_size: int, model_name: str) -> int:
     return cell
 
 
-def cell_stem(input_kind: str, channels: int, cell: int) -> nn.Conv2d:
+def cell_stem(input_kind: str, channels: int, cell: int, classes: int = CLASSES) -> nn.Conv2d:
     """The layer that turns the input into one `channels`-wide vector per cell of the canvas: a 1x1 convolution
-    of the one-hot cells with a bias (grid input: both of COGITAO's first layers), or a convolution of kernel =
-    stride = the cell size over the image; PyTorch's initialisation, as COGITAO's."""
+    of the one-hot cells (`classes` channels) with a bias (grid input: both of COGITAO's first layers), or a
+    convolution of kernel = stride = the cell size over the image; PyTorch's initialisation, as COGITAO's."""
     if input_kind == "grid":
-        return nn.Conv2d(CLASSES, channels, 1)
+        return nn.Conv2d(classes, channels, 1)
     return nn.Conv2d(3, channels, cell, stride=cell)
 
 
-def cell_head() -> nn.Sequential:
+def cell_head(classes: int = CLASSES, width: int = EMBED_DIM) -> nn.Sequential:
     """COGITAO's MLP head (`networks/heads/mlp.py` `get_mlp_head`, 2 layers, ReLU), applied to each cell's
-    EMBED_DIM-wide vector alone: Linear -> ReLU -> Linear to the CLASSES logits; PyTorch's initialisation."""
-    return nn.Sequential(nn.Linear(EMBED_DIM, HEAD_WIDTH), nn.ReLU(), nn.Linear(HEAD_WIDTH, CLASSES))
+    `width`-wide vector alone: Linear -> ReLU -> Linear to the `classes` logits; PyTorch's initialisation."""
+    return nn.Sequential(nn.Linear(width, HEAD_WIDTH), nn.ReLU(), nn.Linear(HEAD_WIDTH, classes))
+
+
+class ClassBody(Protocol):
+    """A network that brings its own training loss and its own prediction of each canvas cell's class, for a
+    preset whose prediction is not the argmax of one set of logits (PL-TF halts at a drawn step). Both methods
+    take checked (B, G, G) long canvases of the preset's classes and the task code (B, L) (None when the model is
+    not task-conditioned); the model has built `target` exactly as `inputs`, from the target grid."""
+
+    def loss(self, inputs: torch.Tensor, target: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """The scalar training loss."""
+        ...
+
+    def predict_classes(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        """(B, G, G) long: the predicted class of every canvas cell."""
+        ...
 
 
 def crop_to_shapes(classes: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
@@ -112,6 +130,7 @@ def crop_to_shapes(classes: torch.Tensor, shapes: torch.Tensor) -> torch.Tensor:
 
 __all__ = [
     "CELL_LAYOUT",
+    "ClassBody",
     "CLASSES",
     "DEFAULT_GRID_SIZE",
     "EMBED_DIM",

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from vision_bench.models.cogitao.grid_io import EMBED_DIM
+from vision_bench.models.cogitao.positions import CellRotary
 
 WIDTH = EMBED_DIM
 DEPTH = 6
@@ -33,30 +34,36 @@ FFN_DROPOUT = 0.1
 
 class SelfAttention(nn.Module):
     """COGITAO's `MHSA`: one biased projection to queries, keys and values, scaled dot-product attention (no mask;
-    dropout on the probabilities in training), one output projection."""
+    dropout on the probabilities in training), one output projection; with `rotary` (Grid-TF, PL-TF: `RoPEMHSA`,
+    `vit.py:557-674`) the queries and keys of the cell tokens turned first."""
 
-    def __init__(self, width: int, heads: int, dropout: float) -> None:
+    def __init__(self, width: int, heads: int, dropout: float, rotary: CellRotary | None = None) -> None:
         super().__init__()
         self.heads = heads
         self.dropout = dropout
         self.qkv = nn.Linear(width, 3 * width)
         self.out = nn.Linear(width, width)
+        self.rotary = rotary
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         batch, length, width = tokens.shape
         qkv = self.qkv(tokens).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-        attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2],
+        queries, keys = qkv[0], qkv[1]
+        if self.rotary is not None:
+            queries, keys = self.rotary(queries), self.rotary(keys)
+        attended = F.scaled_dot_product_attention(queries, keys, qkv[2],
                                                   dropout_p=self.dropout if self.training else 0.0)
         return self.out(attended.transpose(1, 2).reshape(batch, length, width))
 
 
 class EncoderLayer(nn.Module):
-    """Pre-LN: x + attention(LN(x)), then x + FFN(LN(x)) (COGITAO's `TransformerLayer`)."""
+    """Pre-LN: x + attention(LN(x)), then x + FFN(LN(x)) (COGITAO's `TransformerLayer`); `rotary` as
+    `SelfAttention`'s."""
 
-    def __init__(self, width: int, heads: int, ffn_width: int) -> None:
+    def __init__(self, width: int, heads: int, ffn_width: int, rotary: CellRotary | None = None) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(width)
-        self.attention = SelfAttention(width, heads, ATTENTION_DROPOUT)
+        self.attention = SelfAttention(width, heads, ATTENTION_DROPOUT, rotary)
         self.ffn_norm = nn.LayerNorm(width)
         self.ffn = nn.Sequential(nn.Linear(width, ffn_width), nn.GELU(), nn.Dropout(FFN_DROPOUT),
                                  nn.Linear(ffn_width, width), nn.Dropout(FFN_DROPOUT))
