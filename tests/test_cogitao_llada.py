@@ -394,3 +394,57 @@ def test_a_state_dict_round_trip_keeps_the_predictions() -> None:
     code = torch.randint(0, 8, (3, 4), generator=torch.Generator().manual_seed(3))
     torch.testing.assert_close(copy.predict_classes(inputs, code), body.predict_classes(inputs, code), rtol=0, atol=0)
     assert not torch.equal(LLaDABody(4, 8).eval().predict_classes(inputs, code), body.predict_classes(inputs, code))
+
+
+# --- cogitao:llada, the family's preset ------------------------------------------------------------------------
+
+
+def _grid_batch(count: int = 4) -> dict[str, torch.Tensor]:
+    """Grids of 4x4 and 3x2 cells (padded with -1), targets recoloured c -> (c + 1) % 10, with a task code."""
+    generator = torch.Generator().manual_seed(0)
+    shapes = [(3, 2) if index % 2 else (4, 4) for index in range(count)]
+    inputs = torch.full((count, 4, 4), -1)
+    for index, (height, width) in enumerate(shapes):
+        inputs[index, :height, :width] = torch.randint(0, 10, (height, width), generator=generator)
+    targets = torch.where(inputs >= 0, (inputs + 1) % 10, inputs)
+    return {"input_grid": inputs, "target_grid": targets, "grid_shape": torch.tensor(shapes),
+            "task_code": torch.randint(0, 29, (count, 4), generator=generator)}
+
+
+def test_the_preset_trains_on_the_padded_canvas_and_predicts_cropped_grids(tmp_path: Path) -> None:
+    """`cogitao:llada` pads input and target to its canvas with the padding class, its training loss is the body's
+    on them (same mask draws), its grids are the body's unmasking cut to each input's shape, and it saves and loads
+    back to the same grids."""
+    from vision_bench.models import create_model, load_pretrained, save_pretrained
+
+    options = {"grid_size": 4, "task_conditioning": True}
+    torch.manual_seed(0)
+    model = create_model("cogitao:llada", **options).eval()
+    assert model.describe()["canvas"] == 4 and model.describe()["loss"] == "masked_diffusion"
+    batch = _grid_batch()
+    inputs = model.batch_inputs(batch)
+    assert inputs[1, 3].eq(PAD_CLASS).all() and inputs[1, :, 2:].eq(PAD_CLASS).all()
+    target = torch.where(batch["target_grid"] >= 0, batch["target_grid"], PAD_CLASS)
+    torch.manual_seed(3)
+    loss = model.training_loss(batch)
+    torch.manual_seed(3)
+    torch.testing.assert_close(loss, model.body.loss(inputs, target, batch["task_code"]))
+    grids = model.predict_grids(batch)
+    classes = model.body.predict_classes(inputs, batch["task_code"])
+    assert torch.equal(grids[0], classes[0]) and torch.equal(grids[1, :3, :2], classes[1, :3, :2])
+    assert grids[1, 3:].eq(-1).all() and grids[1, :, 2:].eq(-1).all()
+    save_pretrained(model, tmp_path / "llada", options=options)
+    assert torch.equal(load_pretrained(tmp_path / "llada").predict_grids(batch), grids)
+
+
+def test_the_preset_refuses_images_and_oversized_grids_in_one_line() -> None:
+    from render.spec import RenderSpec
+    from vision_bench.errors import ConfigError
+    from vision_bench.models import create_model
+
+    spec = RenderSpec(size=(16, 16), layout="cell:4:top-left")
+    with pytest.raises(ConfigError, match="reads grids only: its cells are tokens") as caught:
+        create_model("cogitao:llada", image_size=16, render_spec=spec, input="image")
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError, match=r"grids of up to 4x4 cells .* larger grid_size \(now 3\)"):
+        create_model("cogitao:llada", grid_size=3).training_loss(_grid_batch())

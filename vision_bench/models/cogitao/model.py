@@ -1,8 +1,9 @@
-"""`cogitao:resnet`, `cogitao:vanilla-tf`, `cogitao:grid-tf`, `cogitao:pl-tf`: COGITAO's baselines as its authors
-released them (ktroyan/visualreasoning, the ResNet, Vanilla-TF, Grid-TF and PL-TF of paper 000's Tables 1-2).
+"""`cogitao:resnet`, `cogitao:vanilla-tf`, `cogitao:grid-tf`, `cogitao:pl-tf`, `cogitao:llada`: COGITAO's five
+baselines as its authors released them (ktroyan/visualreasoning, the ResNet, Vanilla-TF, Grid-TF, PL-TF and LLaDA
+of paper 000's Tables 1-2; LLaDA from its branch `features/llada`).
 
 A model reads the input on a square canvas of cells and predicts one of its preset's classes per canvas cell
-(`Preset`): ResNet and Vanilla-TF the ten colours and padding (`grid_io.CLASSES`, 11) on a canvas of `grid_size`
+(`Preset`): ResNet, Vanilla-TF and LLaDA the ten colours and padding (`grid_io.CLASSES`, 11) on a canvas of `grid_size`
 cells, the grid in its top-left corner padded right and bottom; Grid-TF and PL-TF also COGITAO's visual tokens
 (`visual_tokens.VT_CLASSES`, 15) on a canvas of `grid_size` + 2 cells with the grid's borders and a newline column
 (`visual_tokens.visual_token_canvas`). The target grid is laid out on the same canvas, so the model also predicts
@@ -11,7 +12,8 @@ the padding and the visual tokens.
 A preset is either an encoder (`resnet`, `vanilla_tf`, `grid_tf`) giving one vector per cell, read by COGITAO's
 MLP head (`grid_io.cell_head`), trained with cross-entropy over every canvas cell (padding and visual tokens
 included, `beforearc_model.py:327-333`) and predicting each cell's argmax; or a body (`grid_io.ClassBody`:
-`pl_tf.PonderingLoopedBody`) that brings its own loss and its own prediction. `forward` returns (B, K, G, G) class
+`pl_tf.PonderingLoopedBody`, `llada.LLaDABody`) that brings its own loss and its own prediction (PL-TF halts at a
+drawn loop step; LLaDA unmasks the target in 32 steps). `forward` returns (B, K, G, G) class
 scores whose argmax is the prediction: the logits of an encoder preset, a body's predicted classes one-hot.
 `predict_grids` is the predicted classes cropped to each sample's input grid (COGITAO's transformations keep the
 grid size), padding and visual tokens predicted inside it as `NO_COLOUR`; `predict` draws that grid with the
@@ -20,11 +22,12 @@ render spec as the data draws its targets, no colour as background.
 Option `input`: `grid` reads `batch['input_grid']` one-hot on the canvas (training sets `grid_size` to the
 experiment's largest grid, COGITAO's canvas, when it is left unset: `canvas_option`); `image` (ResNet and
 Vanilla-TF only) reads the rendered `batch['input']`, one patch per cell (a convolution of kernel = stride = the
-cell's pixels), on a canvas of image_size / K cells; everything after that first layer is the same. Grid-TF and
-PL-TF read grids only: their visual tokens and Grid-TF's object ids are made from the grid's cells. Task
-conditioning (`task_conditioning`): the task code's tokens after the cell tokens (Vanilla-TF, Grid-TF, PL-TF, as
-COGITAO's); FiLM on every residual block's output (ResNet, the project's: COGITAO's ResNet received no task
-information, so a comparison with its Table 1 leaves the ResNet unconditioned).
+cell's pixels), on a canvas of image_size / K cells; everything after that first layer is the same. Grid-TF,
+PL-TF and LLaDA read grids only: the visual tokens and Grid-TF's object ids are made from the grid's cells, and
+LLaDA's cells are tokens of one table shared with its target. Task conditioning (`task_conditioning`): the task
+code's tokens after the cell tokens (Vanilla-TF, Grid-TF, PL-TF, as COGITAO's), before the input's (LLaDA); FiLM
+on every residual block's output (ResNet, the project's: COGITAO's ResNet received no task information, so a
+comparison with its Table 1 leaves the ResNet unconditioned).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from vision_bench.models.cogitao.grid_io import (
     one_hot,
 )
 from vision_bench.models.cogitao.grid_tf import GridTransformerEncoder
+from vision_bench.models.cogitao.llada import LLaDABody
 from vision_bench.models.cogitao.pl_tf import PonderingLoopedBody
 from vision_bench.models.cogitao.resnet import STEM_WIDTH, ResNetEncoder, film_channels
 from vision_bench.models.cogitao.vanilla_tf import WIDTH, VanillaTransformerEncoder
@@ -82,6 +86,7 @@ PRESETS = {
     "vanilla-tf": Preset(CLASSES, visual_tokens=False, images=True),
     "grid-tf": Preset(VT_CLASSES, visual_tokens=True, images=False),
     "pl-tf": Preset(VT_CLASSES, visual_tokens=True, images=False, loss="pondernet"),
+    "llada": Preset(CLASSES, visual_tokens=False, images=False, loss="masked_diffusion"),
 }
 
 
@@ -105,16 +110,16 @@ class CogitaoOptions(FamilyOptions):
 @MODELS.register(
     "cogitao",
     "COGITAO's released baselines: its full-resolution ResNet, its Vanilla Transformer, its Grid Transformer (visual "
-    "tokens, object and 2D positions, RoPE, registers) or its looped PonderNet Transformer over one token per grid "
-    "cell, predicting each cell's class; input=grid reads the input grid, input=image (resnet, vanilla-tf) the "
-    "rendered image",
+    "tokens, object and 2D positions, RoPE, registers), its looped PonderNet Transformer over one token per grid "
+    "cell, or its masked-diffusion LLaDA, predicting each cell's class; input=grid reads the input grid, "
+    "input=image (resnet, vanilla-tf) the rendered image",
 )
 class CogitaoModel(TrainableModel):
     """COGITAO's baseline over a canvas of cells: a cell stem, an encoder and the per-cell MLP head, or a body
     with its own loss and prediction (module docstring)."""
 
     family = "cogitao"
-    usage = "cogitao:<resnet|vanilla-tf|grid-tf|pl-tf>"
+    usage = "cogitao:<resnet|vanilla-tf|grid-tf|pl-tf|llada>"
     example_backbone = "resnet"
     test_backbone = "resnet"
     options = CogitaoOptions
@@ -132,8 +137,10 @@ class CogitaoModel(TrainableModel):
             raise ConfigError(f"{name} predicts one of {spec.classes} classes per grid cell and trains with its own "
                               "loss against the target grid; drop the options head and loss")
         if options.input == "image" and not spec.images:
-            raise ConfigError(f"{name} reads grids only: its visual tokens (and Grid-TF's object ids) are made from "
-                              "the grid's cells; use input=grid, or cogitao:resnet / cogitao:vanilla-tf on images")
+            made = ("its cells are tokens of the table its target is written in" if preset == "llada" else
+                    "its visual tokens (and Grid-TF's object ids) are made from the grid's cells")
+            raise ConfigError(f"{name} reads grids only: {made}; use input=grid, or cogitao:resnet / "
+                              "cogitao:vanilla-tf on images")
         super().__init__(preset, shared)
         self.head = "cells"
         self.input_kind = options.input
@@ -146,6 +153,8 @@ class CogitaoModel(TrainableModel):
         self.body: ClassBody | None = None
         if preset == "pl-tf":
             self.body = PonderingLoopedBody(self.side, self.task_vocab_size)
+        elif preset == "llada":
+            self.body = LLaDABody(self.side, self.task_vocab_size)
         else:
             self.encoder = self._encoder(preset)
             self.classifier = cell_head(self.classes)
