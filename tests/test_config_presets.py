@@ -36,6 +36,8 @@ REGIME_FILES = {"regime_100k_100ep.yaml": (100_000, 100), "regime_250k_50ep.yaml
 """COGITAO's learning regimes (paper 000, Table 3): training samples and epochs."""
 PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
 PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
+COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml"]
+"""Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
 SVIB_FILES = ["svib.yaml"]
 """Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
 CONDITIONED = ("compgen", "experiment0", "regime_", "sample_efficiency", "worldmodel")
@@ -83,7 +85,7 @@ def _first_cell_configs(config: BenchConfig) -> list:
 
 
 def test_every_preset_exists_at_both_scales():
-    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES])
+    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES, *COGITAO_MODEL_FILES])
     assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted([*PRESET_FILES, *SVIB_FILES])
     assert {PAPER / name for name in PAPER_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
 
@@ -174,6 +176,25 @@ def test_paper_presets_use_the_paper_scale(name):
         assert conditioned == (True if name.startswith(CONDITIONED) else
                                FULL_VOCAB_SIZE if name.startswith(RULE_CONDITIONED) else False)
         assert type(conditioned) is (int if name.startswith(RULE_CONDITIONED) else bool)
+
+
+@pytest.mark.parametrize("name", COGITAO_MODEL_FILES)
+def test_cogitao_model_presets_use_the_releases_recipe(name):
+    """COGITAO's five baselines, each once, on grids, at the release's recipe: batch 32, fp16, 10 epochs (LLaDA
+    20 at its own learning rate), 1,000 validation and test samples, 3 seeds."""
+    from vision_bench.models.cogitao import PRESETS
+
+    config = load_bench_config(PAPER / name)
+    assert [m.name for m in config.models] == [f"cogitao:{preset}" for preset in PRESETS]
+    assert (config.data.n_val, config.data.n_test, len(set(config.seeds))) == (1_000, 1_000, 3)
+    for train_config in _first_cell_configs(config):
+        training = train_config.training
+        assert (training.batch_size, training.precision, training.grad_clip) == (32, "fp16", 1.0)
+        assert train_config.model.options.get("input", "grid") == "grid"
+    llada = next(m for m in config.models if m.name == "cogitao:llada")
+    merged = llada.train_sections(config.train)
+    assert (merged["training"]["epochs"], merged["optimizer"]["lr"], merged["optimizer"]["weight_decay"]) == (
+        20, 0.0002, 0.01)
 
 
 def _family(model_name: str) -> str:
