@@ -132,8 +132,31 @@ def test_a_training_step_masks_and_scores_as_released(canvas: int) -> None:
     torch.testing.assert_close(masked, array(f"train_masked_{canvas}"), rtol=0, atol=0)
     torch.manual_seed(seed)
     with torch.no_grad():
-        loss = body.loss(array(f"inputs_{canvas}"), array(f"targets_{canvas}"), array("task_tokens"))
+        loss = body.train().loss(array(f"inputs_{canvas}"), array(f"targets_{canvas}"), array("task_tokens"))
     assert float(loss) == pytest.approx(float(fixture()[f"train_loss_{canvas}"]), rel=1e-6)
+
+
+def test_an_eval_mode_loss_is_reproducible_and_leaves_the_training_stream_alone() -> None:
+    """Validation's loss draws its masks from EVAL_MASK_SEED: the same batch gives the same loss whatever ran before,
+    and the global RNG (training's masks) is where it was."""
+    body = released_body(4)
+    inputs, targets, code = array("inputs_4"), array("targets_4"), array("task_tokens")
+    torch.manual_seed(1)
+    state = torch.get_rng_state()
+    with torch.no_grad():
+        first = body.loss(inputs, targets, code)
+        torch.manual_seed(2)
+        second = body.loss(inputs, targets, code)
+        torch.set_rng_state(state)
+        body.loss(inputs, targets, code)
+    assert torch.equal(first, second)
+    assert torch.equal(torch.get_rng_state(), state)
+    generator = torch.Generator().manual_seed(llada.EVAL_MASK_SEED)
+    masked, mask = mask_target(targets.flatten(1), generator)
+    with torch.no_grad():
+        logits = body(inputs, masked.view_as(targets), code)
+    expected = F.cross_entropy(logits[mask], targets.flatten(1)[mask])
+    torch.testing.assert_close(first, expected)
 
 
 def test_every_released_tensor_but_the_unused_patch_embedding_has_one_project_tensor() -> None:
@@ -310,8 +333,8 @@ def test_denoising_fills_every_cell_in_32_passes_and_never_remasks(monkeypatch: 
         committed += count
 
 
-def _fixed_mask(mask: torch.Tensor) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
-    return lambda cells: (torch.where(mask, MASK, cells), mask)
+def _fixed_mask(mask: torch.Tensor) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    return lambda cells, generator=None: (torch.where(mask, MASK, cells), mask)
 
 
 def test_the_loss_counts_the_masked_target_cells_only(monkeypatch: pytest.MonkeyPatch) -> None:

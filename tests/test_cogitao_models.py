@@ -340,3 +340,24 @@ def test_a_conditioned_grid_model_saves_and_loads_back_exactly(tmp_path) -> None
     batch = grid_batch()
     assert torch.equal(loaded.predict_grids(batch), model.predict_grids(batch))
     assert torch.equal(loaded.predict(batch), model.predict(batch))
+
+
+@pytest.mark.parametrize("preset", ["resnet", "vanilla-tf", "grid-tf", "pl-tf", "llada"])
+def test_every_preset_trains_and_predicts_under_bf16_autocast(preset: str) -> None:
+    """Mixed precision as training runs it (CPU bf16 autocast here; CUDA fp16 / bf16 alike): a finite loss, a
+    gradient for every parameter (DistributedDataParallel needs one), predicted grids and the same grids as one
+    prediction of them."""
+    torch.manual_seed(0)
+    model = small(preset, task_conditioning=True)
+    batch = grid_batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model.training_loss(batch)
+    assert torch.isfinite(loss)
+    loss.backward()
+    assert not [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    model.eval()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        drawn, grids = model.predict_with_grids(batch)
+        assert torch.equal(grids, model.predict_grids(batch))
+    assert grids.shape == (4, CELLS, CELLS) and drawn.shape == (4, 3, 24, 24)
+    assert grids[1, 4:].eq(-1).all() and grids[1, :, 5:].eq(-1).all()

@@ -184,10 +184,10 @@ def evaluate_split(
     for raw in tqdm(loader, desc=f"evaluate {who} · {split}", unit="batch", disable=not progress, leave=False):
         batch = to_device_batch(raw, spec, device)
         for name, model in models.items():
-            prediction = model.predict(batch).float().clamp_(0, 1)
+            drawn, grids = model.predict_with_grids(batch)
+            prediction = drawn.float().clamp_(0, 1)
             values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas,
-                                    {"episode_setup": episode_setup, "connectivity": connectivity}, exclude,
-                                    model.predict_grids(batch))
+                                    {"episode_setup": episode_setup, "connectivity": connectivity}, exclude, grids)
             _record(scores[name], split, batch, prediction, values)
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)

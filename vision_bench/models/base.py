@@ -97,6 +97,11 @@ class ImageToImageModel(nn.Module, ABC):
         of decoding `predict`'s images; None (every image model) to have the images decoded."""
         return None
 
+    def predict_with_grids(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(`predict`, `predict_grids`) of one batch, what validation and evaluation score; a model that draws its
+        images from its grids computes them once (a cogitao body predicts in up to 32 forward passes)."""
+        return self.predict(batch), self.predict_grids(batch)
+
     def training_loss(self, batch: Batch) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
 

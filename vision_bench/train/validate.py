@@ -82,8 +82,8 @@ def _validate_split(
         batch = feed(raw)
         count = batch["target"].shape[0]
         with autocast(runtime):
-            prediction = model.predict(batch).float()
-            grids = model.predict_grids(batch)
+            prediction, grids = model.predict_with_grids(batch)
+            prediction = prediction.float()
             loss = model.training_loss(batch).float() if has_loss else None
         errors = (prediction - batch["target"].float()).square().flatten(1).mean(1)
         totals[0] += float(loss) * count if loss is not None else 0.0

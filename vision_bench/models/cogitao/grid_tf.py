@@ -54,11 +54,11 @@ class GridTransformerEncoder(nn.Module):
         tokens = self.stem(cells).flatten(2).transpose(1, 2)
         positions = object_positions(object_ids(cells.argmax(dim=1)), self.side, WIDTH)  # the one-hot's classes
         blank = positions.new_zeros(batch, REGISTERS, WIDTH)
-        tokens = torch.cat([self.registers.expand(batch, -1, -1).to(tokens.dtype), tokens], dim=1)
+        tokens = torch.cat([self.registers.expand(batch, -1, -1), tokens], dim=1)
         tokens = self.mixer(tokens, torch.cat([blank, positions], dim=1))
         if self.task_tokens is not None:
             assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code).to(tokens.dtype)], dim=1)
+            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
         for layer in self.layers:
             tokens = layer(tokens)
         return self.norm(tokens)[:, REGISTERS:REGISTERS + self.side * self.side]

@@ -48,7 +48,7 @@ from vision_bench.models.cogitao.grid_io import CLASSES, EMBED_DIM, cell_head
 WIDTH = EMBED_DIM
 DEPTH = 6
 HEADS = 4
-HEAD_WIDTH = WIDTH // HEADS
+HEAD_DIM = WIDTH // HEADS
 FFN_WIDTH = 384
 """`mlp_hidden_size` of llada.yaml (its `mlp_ratio: 4` is not read when a hidden size is given)."""
 MASK = CLASSES
@@ -58,6 +58,8 @@ ROPE_THETA = 500000.0
 NORM_EPS = 1e-5
 STEPS = 32
 """Denoising steps of inference (llada.yaml `diffusion.steps`)."""
+EVAL_MASK_SEED = 0
+"""The seed of the masks of an eval-mode loss (validation); the release logs no validation loss for LLaDA."""
 MIN_MASK_RATIO = 1e-3
 """The least probability with which a target cell is masked in training (`mask_input_sequence`'s eps)."""
 
@@ -86,17 +88,17 @@ class RMSNorm(nn.Module):
 
 
 def rope_tables(length: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(cos, sin), each (length, HEAD_WIDTH) float32: position p's angles p * ROPE_THETA^(-2i / HEAD_WIDTH) for
-    i < HEAD_WIDTH / 2, the half repeated (`llada.py:416-422`)."""
+    """(cos, sin), each (length, HEAD_DIM) float32: position p's angles p * ROPE_THETA^(-2i / HEAD_DIM) for
+    i < HEAD_DIM / 2, the half repeated (`llada.py:416-422`)."""
     with torch.autocast(device_type=device.type, enabled=False):
-        inverse = 1.0 / (ROPE_THETA ** (torch.arange(0, HEAD_WIDTH, 2, device=device, dtype=torch.float) / HEAD_WIDTH))
+        inverse = 1.0 / (ROPE_THETA ** (torch.arange(0, HEAD_DIM, 2, device=device, dtype=torch.float) / HEAD_DIM))
         angles = torch.arange(length, device=device, dtype=torch.float)[:, None] * inverse[None, :]
         angles = torch.cat((angles, angles), dim=-1)
         return angles.cos(), angles.sin()
 
 
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """RoPE on (B, heads, T, HEAD_WIDTH) in float32: x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the
+    """RoPE on (B, heads, T, HEAD_DIM) in float32: x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) for the
     halves x1, x2 of each head's vector; back to x's dtype."""
     with torch.autocast(device_type=x.device.type, enabled=False):
         full = x.float()
@@ -122,7 +124,7 @@ class SelfAttention(nn.Module):
         batch, length, width = x.shape
 
         def heads(projection: nn.Linear) -> torch.Tensor:
-            return projection(x).view(batch, length, HEADS, HEAD_WIDTH).transpose(1, 2)
+            return projection(x).view(batch, length, HEADS, HEAD_DIM).transpose(1, 2)
 
         query, key = rotate(heads(self.query), cos, sin), rotate(heads(self.key), cos, sin)
         attended = F.scaled_dot_product_attention(query, key, heads(self.value))
@@ -150,13 +152,13 @@ class Block(nn.Module):
         return x + self.down(F.silu(self.gate(normed)) * self.up(normed))
 
 
-def mask_target(cells: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def mask_target(cells: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, N) target classes -> (the target with masked cells set to MASK, the (B, N) bool mask): per sample
-    t ~ U(0, 1), each cell masked with probability (1 - MIN_MASK_RATIO) t + MIN_MASK_RATIO, drawn from the global
-    torch RNG in the release's order (t, then the cells' uniforms)."""
+    t ~ U(0, 1), each cell masked with probability (1 - MIN_MASK_RATIO) t + MIN_MASK_RATIO, drawn in the release's
+    order (t, then the cells' uniforms) from `generator`, or the global torch RNG when None (training)."""
     batch, length = cells.shape
-    ratio = (1 - MIN_MASK_RATIO) * torch.rand(batch, device=cells.device) + MIN_MASK_RATIO
-    masked = torch.rand((batch, length), device=cells.device) < ratio[:, None]
+    ratio = (1 - MIN_MASK_RATIO) * torch.rand(batch, device=cells.device, generator=generator) + MIN_MASK_RATIO
+    masked = torch.rand((batch, length), device=cells.device, generator=generator) < ratio[:, None]
     return torch.where(masked, MASK, cells), masked
 
 
@@ -197,9 +199,14 @@ class LLaDABody(nn.Module):
 
     def loss(self, inputs: torch.Tensor, target: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """The masked-diffusion loss on (B, G, G) input and target canvases: mean cross-entropy over the masked
-        target cells (`mask_target`); zero, with zero gradients, in the rare batch where no cell is masked."""
+        target cells (`mask_target`); zero, with zero gradients, in the rare batch where no cell is masked. In eval
+        mode (validation) the masks come from a generator seeded with EVAL_MASK_SEED at every call: the same batch
+        gives the same loss, and validating leaves training's random stream alone."""
         cells = target.flatten(1)
-        masked, mask = mask_target(cells)
+        generator = None
+        if not self.training:
+            generator = torch.Generator(device=cells.device).manual_seed(EVAL_MASK_SEED)
+        masked, mask = mask_target(cells, generator)
         logits = self(inputs, masked.view_as(target), task_code)
         losses = F.cross_entropy(logits.float().transpose(1, 2), cells, reduction="none")
         return (losses * mask).sum() / mask.sum().clamp(min=1)
@@ -226,6 +233,7 @@ class LLaDABody(nn.Module):
 
 __all__ = [
     "DEPTH",
+    "EVAL_MASK_SEED",
     "FFN_WIDTH",
     "HEADS",
     "MASK",

@@ -267,13 +267,18 @@ class CogitaoModel(TrainableModel):
     @torch.no_grad()
     def predict(self, batch: Batch) -> torch.Tensor:
         """`predict_grids` drawn with the render spec exactly as the data draws targets (no colour as background)."""
+        return self.predict_with_grids(batch)[0]
+
+    @torch.no_grad()
+    def predict_with_grids(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the drawn prediction, `predict_grids`) from one prediction of the grids."""
         if self.render_spec is None:
             raise ConfigError(f"{self.name} draws its predicted grids with render_spec, the dataset's RenderSpec; "
                               "pass render_spec (training and evaluation pass the dataset's)")
-        grids = self.predict_grids(batch).cpu().numpy()
+        grids = self.predict_grids(batch)
         shapes = batch_tensor(batch, "grid_shape", self.name).tolist()
-        drawn = [as_drawn(grid[:height, :width]) for grid, (height, width) in zip(grids, shapes)]
-        return draw_grids(drawn, self.render_spec, batch)
+        drawn = [as_drawn(grid[:height, :width]) for grid, (height, width) in zip(grids.cpu().numpy(), shapes)]
+        return draw_grids(drawn, self.render_spec, batch), grids
 
     def details(self) -> dict[str, Any]:
         return {**super().details(), "loss": self.loss_name, "input": self.input_kind, "grid_size": self.grid_size,

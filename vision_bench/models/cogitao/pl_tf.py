@@ -96,10 +96,10 @@ class PonderingLoopedBody(nn.Module):
     def embed(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         """e: the cell tokens plus their positions, then the task tokens (B, S * S [+ L], WIDTH)."""
         tokens = self.stem(one_hot(inputs, VT_CLASSES)).flatten(2).transpose(1, 2)
-        tokens = tokens + self.positions.to(tokens.dtype)
+        tokens = tokens + self.positions
         if self.task_tokens is not None:
             assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code).to(tokens.dtype)], dim=1)
+            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
         return tokens
 
     def step(self, state: torch.Tensor) -> torch.Tensor:

@@ -92,11 +92,11 @@ class VanillaTransformerEncoder(nn.Module):
 
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         tokens = self.stem(inputs).flatten(2).transpose(1, 2)
-        tokens = tokens + self.positions.to(tokens.dtype)
+        tokens = tokens + self.positions
         cells = tokens.shape[1]
         if self.task_tokens is not None:
             assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code).to(tokens.dtype)], dim=1)
+            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
         for layer in self.layers:
             tokens = layer(tokens)
         return self.norm(tokens)[:, :cells]
