@@ -19,11 +19,21 @@ task table keep PyTorch's initialisation.
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 
 from vision_bench.models.cogitao.positions import CellRotary, WeightedSumMixer, object_positions
-from vision_bench.models.cogitao.vanilla_tf import DEPTH, FFN_WIDTH, HEADS, WIDTH, EncoderLayer
+from vision_bench.models.cogitao.vanilla_tf import (
+    DEPTH,
+    FFN_WIDTH,
+    HEADS,
+    WIDTH,
+    EncoderLayer,
+    append_task_tokens,
+    init_linears,
+)
 from vision_bench.models.cogitao.visual_tokens import object_ids
 
 REGISTERS = 6
@@ -42,10 +52,7 @@ class GridTransformerEncoder(nn.Module):
         rotary = CellRotary(side, WIDTH // HEADS, prefix=REGISTERS)
         self.layers = nn.ModuleList(EncoderLayer(WIDTH, HEADS, FFN_WIDTH, rotary) for _ in range(DEPTH))
         self.norm = nn.LayerNorm(WIDTH)
-        for layer in self.modules():
-            if isinstance(layer, nn.Linear):
-                nn.init.trunc_normal_(layer.weight, std=0.02)
-                nn.init.zeros_(layer.bias)
+        init_linears(self, partial(nn.init.trunc_normal_, std=0.02))
         nn.init.trunc_normal_(self.registers, std=0.02)
         self.task_tokens = None if task_vocab_size is None else nn.Embedding(task_vocab_size, WIDTH)
 
@@ -56,9 +63,7 @@ class GridTransformerEncoder(nn.Module):
         blank = positions.new_zeros(batch, REGISTERS, WIDTH)
         tokens = torch.cat([self.registers.expand(batch, -1, -1), tokens], dim=1)
         tokens = self.mixer(tokens, torch.cat([blank, positions], dim=1))
-        if self.task_tokens is not None:
-            assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
+        tokens = append_task_tokens(tokens, self.task_tokens, task_code)
         for layer in self.layers:
             tokens = layer(tokens)
         return self.norm(tokens)[:, REGISTERS:REGISTERS + self.side * self.side]

@@ -38,7 +38,7 @@ from torch import nn
 
 from vision_bench.models.cogitao.grid_io import cell_head, cell_stem, one_hot
 from vision_bench.models.cogitao.positions import CellRotary, sincos_2d
-from vision_bench.models.cogitao.vanilla_tf import EncoderLayer
+from vision_bench.models.cogitao.vanilla_tf import EncoderLayer, append_task_tokens, init_linears
 from vision_bench.models.cogitao.visual_tokens import VT_CLASSES
 
 WIDTH = 256
@@ -85,10 +85,7 @@ class PonderingLoopedBody(nn.Module):
         self.norm = nn.LayerNorm(WIDTH)
         self.halting = nn.Sequential(nn.Linear(WIDTH, HALTING_WIDTH), nn.ReLU(), nn.Linear(HALTING_WIDTH, 1),
                                      nn.Sigmoid())
-        for layer in self.modules():
-            if isinstance(layer, nn.Linear):
-                nn.init.xavier_uniform_(layer.weight)
-                nn.init.zeros_(layer.bias)
+        init_linears(self, nn.init.xavier_uniform_)
         self.task_tokens = None if task_vocab_size is None else nn.Embedding(task_vocab_size, WIDTH)
         self.classifier = cell_head(VT_CLASSES, WIDTH)
         self.register_buffer("prior", truncated_geometric(MAX_STEPS, LAMBDA_P), persistent=False)
@@ -97,10 +94,7 @@ class PonderingLoopedBody(nn.Module):
         """e: the cell tokens plus their positions, then the task tokens (B, S * S [+ L], WIDTH)."""
         tokens = self.stem(one_hot(inputs, VT_CLASSES)).flatten(2).transpose(1, 2)
         tokens = tokens + self.positions
-        if self.task_tokens is not None:
-            assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
-        return tokens
+        return append_task_tokens(tokens, self.task_tokens, task_code)
 
     def step(self, state: torch.Tensor) -> torch.Tensor:
         return torch.nan_to_num(self.norm(self.block(state)))

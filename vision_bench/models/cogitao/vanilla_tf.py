@@ -17,6 +17,9 @@ LayerNorms at 1 and 0 (`vit.py:946-994`); the stem keeps PyTorch's initialisatio
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -30,6 +33,25 @@ HEADS = 4
 FFN_WIDTH = 4 * WIDTH
 ATTENTION_DROPOUT = 0.1
 FFN_DROPOUT = 0.1
+
+
+def init_linears(module: nn.Module, weight_init: Callable[[torch.Tensor], object]) -> None:
+    """Every linear layer of `module`: its weight by `weight_init`, its bias zero (the release's `init_weights`,
+    `vit.py:946-994`: truncated-normal 0.02 for the ViTs, xavier-uniform for the looped one)."""
+    for layer in module.modules():
+        if isinstance(layer, nn.Linear):
+            weight_init(layer.weight)
+            nn.init.zeros_(layer.bias)
+
+
+def append_task_tokens(tokens: torch.Tensor, table: nn.Embedding | None, task_code: torch.Tensor | None
+                       ) -> torch.Tensor:
+    """The task code's tokens from `table` after `tokens`, without positions (`vit.py:1032-1034`); `tokens` as
+    they are when the model is not task-conditioned (no table)."""
+    if table is None:
+        return tokens
+    assert task_code is not None, "a conditioned model's forward checks the task code"
+    return torch.cat([tokens, table(task_code)], dim=1)
 
 
 class SelfAttention(nn.Module):
@@ -84,19 +106,14 @@ class VanillaTransformerEncoder(nn.Module):
         self.positions = nn.Parameter(torch.randn(grid_size * grid_size, WIDTH))
         self.layers = nn.ModuleList(EncoderLayer(WIDTH, HEADS, FFN_WIDTH) for _ in range(DEPTH))
         self.norm = nn.LayerNorm(WIDTH)
-        for layer in self.modules():
-            if isinstance(layer, nn.Linear):
-                nn.init.trunc_normal_(layer.weight, std=0.02)
-                nn.init.zeros_(layer.bias)
+        init_linears(self, partial(nn.init.trunc_normal_, std=0.02))
         self.task_tokens = None if task_vocab_size is None else nn.Embedding(task_vocab_size, WIDTH)
 
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         tokens = self.stem(inputs).flatten(2).transpose(1, 2)
         tokens = tokens + self.positions
         cells = tokens.shape[1]
-        if self.task_tokens is not None:
-            assert task_code is not None, "a conditioned model's forward checks the task code"
-            tokens = torch.cat([tokens, self.task_tokens(task_code)], dim=1)
+        tokens = append_task_tokens(tokens, self.task_tokens, task_code)
         for layer in self.layers:
             tokens = layer(tokens)
         return self.norm(tokens)[:, :cells]
@@ -112,4 +129,6 @@ __all__ = [
     "EncoderLayer",
     "SelfAttention",
     "VanillaTransformerEncoder",
+    "append_task_tokens",
+    "init_linears",
 ]
