@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from fixtures_cogitao.make_model_fixture import released_weights, weights_digest
+from fixtures_cogitao.make_model_fixture import fixture_weights
 from torch import nn
 
 from vision_bench.models import create_model
@@ -83,14 +83,7 @@ def tensor(key: str) -> torch.Tensor:
 
 
 def released_state(kind: str) -> dict[str, torch.Tensor]:
-    data = fixture()
-    shapes = {name: tuple(int(size) for size in shape.split(",") if size)
-              for name, shape in zip(data[f"{kind}_names"], data[f"{kind}_shapes"])}
-    weights = released_weights(shapes, int(data["seed"]))
-    assert weights_digest(weights) == str(data[f"{kind}_sha256"]), (
-        "released_weights no longer draws the fixture's weights; re-run tests/fixtures_cogitao/make_grid_tf_fixture.py"
-    )
-    return weights
+    return fixture_weights(fixture(), kind, "make_grid_tf_fixture.py")
 
 
 def project_model(kind: str) -> nn.Module:

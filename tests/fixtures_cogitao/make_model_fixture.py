@@ -107,6 +107,18 @@ def weights_digest(weights: dict[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
+def fixture_weights(data: np.lib.npyio.NpzFile, kind: str, generator: str) -> dict[str, torch.Tensor]:
+    """The released model `kind`'s seeded weights, re-created from a fixture's names, shapes and seed and checked
+    against its digest; `generator` names the script that made the fixture, for the message when they differ."""
+    shapes = {name: tuple(int(size) for size in shape.split(",") if size)
+              for name, shape in zip(data[f"{kind}_names"], data[f"{kind}_shapes"])}
+    weights = released_weights(shapes, int(data["seed"]))
+    assert weights_digest(weights) == str(data[f"{kind}_sha256"]), (
+        f"released_weights no longer draws the fixture's weights; re-run tests/fixtures_cogitao/{generator}"
+    )
+    return weights
+
+
 def fixture_inputs() -> tuple[torch.Tensor, torch.Tensor]:
     """The grids on the canvas (B, CANVAS, CANVAS), colours from a fixed seed and 10 beyond each grid, and the
     task tokens (B, 4)."""
