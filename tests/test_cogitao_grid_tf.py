@@ -21,7 +21,15 @@ from torch import nn
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
 from vision_bench.models import create_model, load_pretrained, save_pretrained
-from vision_bench.models.cogitao.pl_tf import EPSILON, LAMBDA_P, MAX_STEPS, truncated_geometric
+from vision_bench.models.cogitao.pl_tf import (
+    EPSILON,
+    LAMBDA_P,
+    MAX_STEPS,
+    generator_draws,
+    sample_draws,
+    sample_seed,
+    truncated_geometric,
+)
 from vision_bench.models.cogitao.positions import CellRotary, object_positions, sincos_2d
 from vision_bench.models.cogitao.visual_tokens import VT_CLASSES, visual_token_canvas
 
@@ -245,17 +253,49 @@ def test_dropout_acts_in_training_only(preset: str) -> None:
 
 
 def test_pl_tf_predictions_are_reproducible_and_drawn() -> None:
-    """Every predict call draws the halting steps from the same seed: the same batch gives the same grids; other
-    seeds draw other steps (the halting node's lambda_t is neither 0 nor 1)."""
+    """The same batch gives the same grids on every call; other generators draw other halting steps (the halting
+    node's lambda_t is neither 0 nor 1)."""
     torch.manual_seed(0)
     model = small("pl-tf").eval()
     batch = grid_batch(count=8)
     assert torch.equal(model.predict_grids(batch), model.predict_grids(batch))
     inputs = model.batch_inputs(batch)
     with torch.no_grad():
-        steps = {tuple(model.body.halting_logits(inputs, None, torch.Generator().manual_seed(seed))[1].tolist())
-                 for seed in range(6)}
+        steps = {tuple(model.body.halting_logits(inputs, None, generator_draws(torch.Generator().manual_seed(seed)))[1]
+                       .tolist()) for seed in range(6)}
     assert len(steps) > 1
+
+
+def test_pl_tf_halts_each_sample_the_same_way_in_any_batch() -> None:
+    """A sample's halting step depends on its own input and task code only: the steps of a batch, of the batch
+    reversed, and of each sample alone agree, and they differ between samples (lambda_t = 0.5 at every step)."""
+    torch.manual_seed(0)
+    model = small("pl-tf", task_conditioning=True).eval()
+    with torch.no_grad():
+        model.body.halting[-2].weight.zero_()
+        model.body.halting[-2].bias.zero_()
+    batch = grid_batch(count=12)
+    inputs, code = model.batch_inputs(batch), batch["task_code"]
+
+    def steps(rows: list[int]) -> list[int]:
+        with torch.no_grad():
+            drawn = model.body.halting_logits(inputs[rows], code[rows], sample_draws(inputs[rows], code[rows]))[1]
+        return [int(s) for s in drawn]
+
+    everything = steps(list(range(12)))
+    assert steps(list(range(11, -1, -1))) == everything[::-1]
+    assert [steps([b])[0] for b in range(12)] == everything
+    assert len(set(everything)) > 2
+
+
+def test_pl_tf_sample_seeds_read_the_input_and_the_task_code() -> None:
+    canvas = torch.zeros(5, 5, dtype=torch.long)
+    other = canvas.clone()
+    other[2, 3] = 4
+    seeds = {sample_seed(canvas, None), sample_seed(other, None), sample_seed(canvas, torch.tensor([1])),
+             sample_seed(canvas, torch.tensor([2]))}
+    assert len(seeds) == 4 and all(0 <= s < 2**63 for s in seeds)
+    assert sample_seed(canvas, None) == sample_seed(canvas.clone(), None)
 
 
 @pytest.mark.parametrize("preset", PRESETS)

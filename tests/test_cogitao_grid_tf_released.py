@@ -23,7 +23,7 @@ from torch import nn
 
 from vision_bench.models import create_model
 from vision_bench.models.cogitao import grid_tf
-from vision_bench.models.cogitao.pl_tf import HALTING_SEED
+from vision_bench.models.cogitao.pl_tf import generator_draws
 from vision_bench.models.cogitao.visual_tokens import VT_CLASSES, object_ids, visual_token_canvas
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -148,17 +148,15 @@ def test_pl_tf_loss_and_prior_are_the_releases() -> None:
 
 
 def test_pl_tf_draws_the_halting_steps_as_released() -> None:
-    """At inference the release draws each step's halting with `torch.bernoulli`: the project's draws from a generator
-    seeded as the release's global one was give the same steps and logits; `predict_classes` uses that seed."""
+    """At inference the release draws each step's halting with `torch.bernoulli` from the global state: the project's
+    rule, drawing from a generator seeded as the release's global state was, gives the same steps and logits."""
     body = project_model("pltf").body
     inputs, tokens = tensor("vt_inputs"), tensor("task_tokens")
     generator = torch.Generator().manual_seed(int(fixture()["halting_seed"]))
     with torch.no_grad():
-        logits, steps = body.halting_logits(inputs, tokens, generator)
-        assert torch.equal(steps, tensor("pltf_halt_step")) and len(set(steps.tolist())) > 1
-        assert float((logits - tensor("pltf_halt_logits")).abs().max()) < TOLERANCE
-        assert HALTING_SEED == int(fixture()["halting_seed"])
-        assert torch.equal(body.predict_classes(inputs, tokens), logits.argmax(-1).view(inputs.shape))
+        logits, steps = body.halting_logits(inputs, tokens, generator_draws(generator))
+    assert torch.equal(steps, tensor("pltf_halt_step")) and len(set(steps.tolist())) > 1
+    assert float((logits - tensor("pltf_halt_logits")).abs().max()) < TOLERANCE
 
 
 def test_every_released_tensor_has_one_project_tensor() -> None:

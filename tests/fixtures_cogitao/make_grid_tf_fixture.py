@@ -69,7 +69,7 @@ from fixtures_cogitao.make_model_fixture import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "data" / "cogitao_grid_tf_differential.npz"
 SEED = 0
-HALTING_SEED = 0  # the project's pl_tf.HALTING_SEED
+HALTING_SEED = 0  # the release's global seed before its inference halting
 GRID_SIZE = 5
 CLASSES = 15  # 10 colours, PAD and four visual tokens
 IDS_GRID_SIZE = 10

@@ -22,14 +22,18 @@ L_rec + BETA * KL(p || p_G): L_rec = sum_t mean over samples and cells of p_t * 
 truncated geometric prior p_G[k] = LAMBDA_P (1 - LAMBDA_P)^k for k < MAX_STEPS - 1 and (1 - LAMBDA_P)^(MAX_STEPS - 1)
 last, cut to the steps run and not renormalised, p clamped to [1e-6, 1 - 1e-6] in the KL and the KL averaged over
 the batch (`beforearc_model.py:23-77,270-282`). Prediction (`predict_classes`): each not-yet-halted sample halts
-after step t < MAX_STEPS - 1 with probability lambda_t, drawn as the release draws it (`torch.bernoulli`) from a
-generator seeded with HALTING_SEED at every call, so a call on the same batch always gives the same grids; the loop
-stops once every sample has halted, a sample that never halts takes the last step, and each sample's classes are
-the argmax of the logits of its halting step (`looped_vit.py:1156-1195`, `beforearc_model.py:309-317`).
+after step t < MAX_STEPS - 1 with probability lambda_t; the loop stops once every sample has halted, a sample that
+never halts takes the last step, and each sample's classes are the argmax of the logits of its halting step
+(`looped_vit.py:1156-1195`, `beforearc_model.py:309-317`). The release draws the halting with `torch.bernoulli` from
+the global random state (`generator_draws` replays that rule from a generator); `predict_classes` gives each sample
+its own uniforms instead (`sample_draws`: seeded by HALTING_SEED and the sample's input and task code), so a
+sample's grid is the same whatever batch it sits in, at whatever place, and on every call.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -50,7 +54,36 @@ EPSILON = 0.01
 LAMBDA_P = 0.05
 BETA = 0.01
 HALTING_SEED = 0
-"""The seed of the generator that draws the halting steps at every `predict_classes` call."""
+"""Mixed into every sample's halting seed at `predict_classes` (`sample_draws`)."""
+
+Draw = Callable[[torch.Tensor, int], torch.Tensor]
+"""Inference halting: (lambda_t of the samples not yet halted (B,) float32, step t) -> which samples halt (B,) bool."""
+
+
+def generator_draws(generator: torch.Generator) -> Draw:
+    """The release's draw, `torch.bernoulli(lambda_t)`, from `generator` in place of the global random state."""
+    return lambda probability, step: torch.bernoulli(probability, generator=generator).bool()
+
+
+def sample_seed(inputs: torch.Tensor, task_code: torch.Tensor | None) -> int:
+    """A 63-bit seed from HALTING_SEED, one sample's input canvas and its task code (bytes as int64, blake2b)."""
+    digest = hashlib.blake2b(HALTING_SEED.to_bytes(8, "little"), digest_size=8)
+    digest.update(inputs.detach().to("cpu", torch.int64).numpy().tobytes())
+    if task_code is not None:
+        digest.update(task_code.detach().to("cpu", torch.int64).numpy().tobytes())
+    return int.from_bytes(digest.digest(), "little") >> 1
+
+
+def sample_draws(inputs: torch.Tensor, task_code: torch.Tensor | None) -> Draw:
+    """Per-sample draws: sample b halts at step t when u[b, t] < lambda_t, its MAX_STEPS uniforms u[b] drawn from a
+    generator seeded with `sample_seed` of its own input and task code, so its halting does not depend on the
+    other samples of the batch or its place among them (the same distribution as `torch.bernoulli`)."""
+    uniforms = torch.stack([
+        torch.rand(MAX_STEPS, generator=torch.Generator().manual_seed(
+            sample_seed(inputs[b], None if task_code is None else task_code[b])))
+        for b in range(inputs.shape[0])
+    ]).to(inputs.device)
+    return lambda probability, step: uniforms[:, step] < probability
 
 
 def truncated_geometric(steps: int, rate: float) -> torch.Tensor:
@@ -143,10 +176,10 @@ class PonderingLoopedBody(nn.Module):
         return reconstruction + BETA * regularisation
 
     def halting_logits(self, inputs: torch.Tensor, task_code: torch.Tensor | None,
-                       generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+                       draw: Draw) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, S * S, VT_CLASSES) at each sample's halting step, the steps (B,) long), the halting drawn
-        with `generator` (module docstring); halted samples' states are zeroed as released, which changes nothing
-        a prediction reads."""
+        by `draw` (module docstring); halted samples' states are zeroed as released, which changes nothing a
+        prediction reads."""
         embedded = self.embed(inputs, task_code)
         batch = embedded.shape[0]
         state = embedded
@@ -158,7 +191,7 @@ class PonderingLoopedBody(nn.Module):
             logits.append(self.cell_logits(state))
             if step < MAX_STEPS - 1:
                 probability = (self.halting_probability(state) * (~halted).float()).float()
-                draws = torch.bernoulli(probability, generator=generator).bool()
+                draws = draw(probability, step)
                 halt_step[(halt_step == -1) & draws] = step
                 halted = halted | draws
             if bool(halted.all()):
@@ -169,13 +202,13 @@ class PonderingLoopedBody(nn.Module):
         return chosen, halt_step
 
     def predict_classes(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
-        generator = torch.Generator(device=inputs.device).manual_seed(HALTING_SEED)
-        logits, _ = self.halting_logits(inputs, task_code, generator)
+        logits, _ = self.halting_logits(inputs, task_code, sample_draws(inputs, task_code))
         return logits.argmax(dim=-1).view(inputs.shape)
 
 
 __all__ = [
     "BETA",
+    "Draw",
     "EPSILON",
     "FFN_WIDTH",
     "HALTING_SEED",
@@ -186,5 +219,8 @@ __all__ = [
     "WIDTH",
     "PonderingLoopedBody",
     "Unroll",
+    "generator_draws",
+    "sample_draws",
+    "sample_seed",
     "truncated_geometric",
 ]
