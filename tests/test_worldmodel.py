@@ -21,6 +21,7 @@ from vision_bench.evaluation.rollout import (
     rollout_predictors,
     write_rollout,
 )
+from vision_bench.metrics.inputs import NO_COLOUR
 from vision_bench.tasks.config import SampleCounts, TaskConfig, WorldModelConfig
 from vision_bench.tasks.families.world_model import transition_step
 from vision_bench.tasks.objects import ObjectFilter
@@ -134,6 +135,63 @@ def test_a_perfect_model_scores_perfectly_at_every_step(feedback: str) -> None:
         assert _steps(document, "test_ood", "ground_truth", mode, "grid_accuracy") == [100.0] * 4
         assert _steps(document, "test_ood", "ground_truth", mode, "mse") == [0.0] * 4
     assert status == {"lpips": "off"}
+
+
+class _GridPredictor(torch.nn.Module):
+    """Predicts the true next grid itself, with background cells as `no_colour` when asked, and draws `image`:
+    the true frame (`truth`) or a blank one."""
+
+    def __init__(self, image: str, no_colour_background: bool) -> None:
+        super().__init__()
+        self.oracle = rollout_baselines(["ground_truth"], SPEC)["ground_truth"]
+        self.image, self.no_colour_background = image, no_colour_background
+
+    def predict_with_grids(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        grids = batch["target_grid"].clone()
+        if self.no_colour_background:
+            grids[grids == 0] = NO_COLOUR
+        drawn = self.oracle.predict(batch)
+        return (drawn if self.image == "truth" else torch.zeros_like(drawn)), grids
+
+
+@pytest.mark.parametrize("feedback", ["image", "grid"])
+def test_a_model_that_predicts_grids_is_scored_and_fed_back_on_its_grids(feedback: str) -> None:
+    """Its own grids, not its images decoded: the true grid drawn blank scores 100 GA at every closed-loop step
+    (the grid fed back is its own); the true image over a grid of no-colour background scores 0, as in evaluate."""
+    config = _translations(n_test=3)
+    predictors = {"blank": _GridPredictor("blank", False), "no_colour": _GridPredictor("truth", True)}
+    document = rollout_metrics({"test_id": rollout_predictors(predictors, config, "test_id", SPEC, feedback=feedback,
+                                                              use_lpips=False)}, feedback=feedback, status={})
+    for mode in ("closed_loop", "one_step"):
+        assert _steps(document, "test_id", "blank", mode, "grid_accuracy") == [100.0] * 4
+        assert min(_steps(document, "test_id", "blank", mode, "mse")) > 0
+        assert _steps(document, "test_id", "no_colour", mode, "grid_accuracy") == [0.0] * 4
+        assert _steps(document, "test_id", "no_colour", mode, "mse") == [0.0] * 4
+
+
+def test_a_cogitao_grid_model_rolls_out_as_it_evaluates() -> None:
+    """A grid model's first closed-loop step is its one-step prediction, scored like evaluation scores it."""
+    from vision_bench.metrics.grids import grid_accuracy
+    from vision_bench.metrics.inputs import lay_on_targets
+    from vision_bench.models import create_model
+
+    torch.manual_seed(0)
+    model = create_model("cogitao:vanilla-tf", grid_size=12, image_size=48, render_spec=SPEC,
+                         task_conditioning=True).eval()
+    config = _translations(n_test=3)
+    document = rollout_metrics({"test_id": rollout_predictors({"vanilla": model}, config, "test_id", SPEC,
+                                                              use_lpips=False)}, feedback="image", status={})
+    rows = document["splits"]["test_id"]["vanilla"]["closed_loop"]
+    assert [row["step"] for row in rows] == [1, 2, 3, 4] and all(row["n"] == 3 for row in rows)
+    samples = [generate_sample(config, "test_id", index) for index in range(3)]
+    batch = {
+        "input_grid": torch.stack([torch.from_numpy(s.frames[0].astype(np.int64)) for s in samples]),
+        "grid_shape": torch.tensor([list(s.frames[0].shape) for s in samples]),
+        "task_code": torch.tensor([encode_task_code((s.sequence[0],), len(s.task_code)) for s in samples]),
+    }
+    truth = torch.stack([torch.from_numpy(s.frames[1].astype(np.int64)) for s in samples])
+    expected = grid_accuracy(lay_on_targets(model.predict_grids(batch), truth), truth).mean() * 100
+    assert rows[0]["metrics"]["grid_accuracy"]["mean"] == pytest.approx(float(expected))
 
 
 def test_copy_input_gets_worse_with_depth() -> None:

@@ -9,6 +9,9 @@ Score computes every registered metric whose `needs` (its `MetricSpec`) it can g
 and target images, and the grids decoded from both when a render spec and the grid shape are given.
 Pixel metrics, PSNR, SSIM and LPIPS work on any RGB images of equal size. Metrics that need the
 input image or the training sequences are not available here (use `vision-bench evaluate`).
+Score sees images only: a grid model's (`cogitao:`) saved prediction draws a cell it predicted as
+no colour as background, so the decoded grid reads it as background, where `vision-bench evaluate`,
+which scores such a model on its own grids, counts it wrong.
 """
 
 from __future__ import annotations

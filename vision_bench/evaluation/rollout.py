@@ -9,11 +9,16 @@ as a one-token task code). For every sequence sample of a split:
   the predicted image back as it is; `feedback="grid"` decodes it to a grid and feeds back that
   grid's clean rendering, which removes pixel noise but not a wrong cell.
 
-Every step is scored against the true frame k: grid accuracy (the prediction decoded at the true
-grid's shape), MSE and, where its weights are present, LPIPS. Sequences shorter than k do not count
-at step k, and every step records how many sequences it holds, so error accumulation reads off the
-per-step curve. Images of one sequence share the render seed of its sample, as the one-step
-training items (`worldmodel/...` studies) do.
+A model that predicts grids itself (`predict_grids`, the `cogitao:` family) is scored and fed back
+on its own grids, as the evaluation scores it: a cell it predicts as no colour counts wrong, and the
+grid fed back draws it as background (`as_drawn`), as its image does; it reads grids, so both
+feedbacks give it the same input.
+
+Every step is scored against the true frame k: grid accuracy (the model's own grid, or the
+prediction decoded at the true grid's shape), MSE and, where its weights are present, LPIPS.
+Sequences shorter than k do not count at step k, and every step records how many sequences it holds,
+so error accumulation reads off the per-step curve. Images of one sequence share the render seed of
+its sample, as the one-step training items (`worldmodel/...` studies) do.
 
 Baselines (`rollout_baselines`): `copy_input` (the input image: in the loop it never moves past the
 first frame) and `ground_truth`, here the true next frame rendered (`NextFrameOracle`), perfect at
@@ -46,6 +51,7 @@ from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import MeanSem, decode_predictions, mean_sem
 from vision_bench.metrics.grids import grid_accuracy
+from vision_bench.metrics.inputs import as_drawn, lay_on_targets
 from vision_bench.metrics.perceptual import LpipsScorer, resolve_lpips, size_problem
 from vision_bench.metrics.pixel import mse
 from vision_bench.tasks.config import TaskConfig
@@ -98,6 +104,15 @@ class SplitRollout:
             rows.append({"step": step, "n": count,
                          "metrics": {name: {"mean": value.mean, "sem": value.sem} for name, value in means.items()}})
         return rows
+
+
+@dataclass
+class _Prediction:
+    """One predictor's output on a batch: its images (B, 3, H, W) in [0, 1] on the CPU, and its own grids (long,
+    padded with -1) for a model that predicts grids, else None."""
+
+    images: torch.Tensor
+    grids: torch.Tensor | None
 
 
 @dataclass
@@ -185,19 +200,22 @@ class _Scorer:
         self.spec = spec
         self.lpips = lpips
 
-    def __call__(self, record: SplitRollout, mode: str, step: int, predicted: torch.Tensor, truth: torch.Tensor,
+    def __call__(self, record: SplitRollout, mode: str, step: int, predicted: _Prediction, truth: torch.Tensor,
                  targets: Sequence[np.ndarray], seeds: Sequence[int]) -> list[np.ndarray]:
-        """Record the scores; return the predictions decoded to grids."""
+        """Record the scores; return the predicted grids as drawn (the model's own, or its images decoded)."""
         shapes = [list(grid.shape) for grid in targets]
-        decoded = decode_predictions(predicted, self.spec, shapes, seeds=list(seeds))
-        height, width = decoded.shape[1:]
+        height, width = max(h for h, _ in shapes), max(w for _, w in shapes)
         target_grids = pad_grids([torch.from_numpy(np.asarray(t, dtype=np.int64)) for t in targets], height, width)
-        record.add(mode, step, "grid_accuracy", grid_accuracy(decoded, target_grids))
-        record.add(mode, step, "mse", mse(predicted, truth))
+        if predicted.grids is None:
+            grids = decode_predictions(predicted.images, self.spec, shapes, seeds=list(seeds)).cpu()
+        else:
+            grids = lay_on_targets(predicted.grids, target_grids)
+        record.add(mode, step, "grid_accuracy", grid_accuracy(grids, target_grids))
+        record.add(mode, step, "mse", mse(predicted.images, truth))
         if self.lpips is not None:
             device = self.lpips.device
-            record.add(mode, step, "lpips", self.lpips(predicted.to(device), truth.to(device)))
-        return [grid[:h, :w].numpy().astype(np.uint8) for grid, (h, w) in zip(decoded.cpu(), shapes)]
+            record.add(mode, step, "lpips", self.lpips(predicted.images.to(device), truth.to(device)))
+        return [as_drawn(grid[:h, :w].numpy()) for grid, (h, w) in zip(grids, shapes)]
 
 
 def _lpips_scorer(lpips: torch.nn.Module | str | None, device: torch.device, spec: RenderSpec,
@@ -278,19 +296,25 @@ def _roll_chunk(predictors: Mapping[str, torch.nn.Module], records: dict[str, Sp
             decoded = scorer(record, "closed_loop", step + 1, predicted, truth, targets, row_seeds)
             if step == 0:
                 scorer(record, "one_step", 1, predicted, truth, targets, row_seeds)
-            fed_back = predicted if feedback == "image" else _render(decoded, spec, row_seeds)
+            fed_back = predicted.images if feedback == "image" else _render(decoded, spec, row_seeds)
             state.images[rows] = fed_back
             for position, row in enumerate(rows):
                 state.grids[row] = decoded[position]
                 if row < len(sheets[name]):
                     sheets[name][row].truth.append(_uint8(truth[position]))
-                    sheets[name][row].predicted.append(_uint8(predicted[position]))
+                    sheets[name][row].predicted.append(_uint8(predicted.images[position]))
     for name in predictors:
         records[name].frames.extend(sheets[name])
 
 
-def _predict(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
-    return model.predict(batch).float().cpu().clamp(0.0, 1.0)  # type: ignore[operator]
+def _predict(model: torch.nn.Module, batch: Batch) -> _Prediction:
+    """`predict_with_grids` where the model has it (every project model), else `predict` (`NextFrameOracle`)."""
+    predict_with_grids = getattr(model, "predict_with_grids", None)
+    if predict_with_grids is not None:
+        images, grids = predict_with_grids(batch)
+    else:
+        images, grids = model.predict(batch), None  # type: ignore[operator]
+    return _Prediction(images.float().cpu().clamp(0.0, 1.0), None if grids is None else grids.cpu())
 
 
 def _uint8(image: torch.Tensor) -> np.ndarray:
