@@ -11,7 +11,7 @@ as a one-token task code). For every sequence sample of a split:
 
 A model that predicts grids itself (`predict_grids`, the `cogitao:` family) is scored and fed back
 on its own grids, as the evaluation scores it: a cell it predicts as no colour counts wrong, and the
-grid fed back draws it as background (`as_drawn`), as its image does; it reads grids, so both
+grid fed back draws it as background (`as_drawn`), as its image does; read as grids (`input: grid`), both
 feedbacks give it the same input.
 
 Every step is scored against the true frame k: grid accuracy (the model's own grid, or the
