@@ -18,9 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from render.raster import render_batch
 from render.spec import RenderSpec
 from vision_bench.errors import ConfigError
 from vision_bench.models import create_model, load_pretrained, save_pretrained
+from vision_bench.models.cogitao.grid_io import PAD_CLASS
 from vision_bench.models.cogitao.pl_tf import (
     EPSILON,
     LAMBDA_P,
@@ -31,7 +33,15 @@ from vision_bench.models.cogitao.pl_tf import (
     truncated_geometric,
 )
 from vision_bench.models.cogitao.positions import CellRotary, object_positions, sincos_2d
-from vision_bench.models.cogitao.visual_tokens import VT_CLASSES, visual_token_canvas
+from vision_bench.models.cogitao.visual_tokens import (
+    NEWLINE,
+    VT_CLASSES,
+    X_END,
+    XY_END,
+    Y_END,
+    ImageCanvasStem,
+    visual_token_canvas,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -331,15 +341,96 @@ def test_saved_models_load_back_exactly(tmp_path, preset: str) -> None:
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_image_input_and_oversized_grids_are_refused_in_one_line(preset: str) -> None:
-    with pytest.raises(ConfigError, match="reads grids only") as caught:
-        create_model(f"cogitao:{preset}", image_size=16, render_spec=SPEC, input="image")
-    assert "\n" not in str(caught.value)
+def test_image_input_of_pl_tf_and_oversized_grids_are_refused_in_one_line(preset: str) -> None:
+    if preset == "pl-tf":
+        with pytest.raises(ConfigError, match="reads grids only: its looped body") as caught:
+            create_model(f"cogitao:{preset}", image_size=16, render_spec=SPEC, input="image")
+        assert "\n" not in str(caught.value)
     model = create_model(f"cogitao:{preset}", grid_size=3)
     with pytest.raises(ConfigError, match=r"grids of up to 4x4 cells .* larger grid_size \(now 3\)"):
         model.training_loss(grid_batch())
     with pytest.raises(ConfigError, match=r"reads \(B, 5, 5\) integer canvases of classes 0..14"):
         model(torch.zeros(1, 3, 3, dtype=torch.long))
+
+
+# --- Grid-TF on images (the project's) --------------------------------------------------------------------------------
+
+
+def image_batch(count: int = 4, seed: int = 0) -> dict:
+    """`grid_batch` with its input and target grids drawn with SPEC (4-pixel cells, one per ViT token)."""
+    batch = grid_batch(count, seed)
+    shapes = batch["grid_shape"].tolist()
+
+    def drawn(padded: torch.Tensor) -> torch.Tensor:
+        grids = [grid[:h, :w].numpy() for grid, (h, w) in zip(padded, shapes)]
+        return torch.from_numpy(render_batch(grids, SPEC, batch["render_seed"].tolist())).permute(0, 3, 1, 2) / 255
+
+    return {**batch, "input": drawn(batch["input_grid"]).float(), "target": drawn(batch["target_grid"]).float()}
+
+
+def test_grid_tf_on_images_reads_one_patch_per_cell_and_a_full_canvas_margin() -> None:
+    """The image stem: cell (r, c) < G is the convolution of its own 4x4 patch; the margin is the learned vector of
+    the visual token a full G x G grid puts there (X_END right of each row, Y_END under each column, XY_END at the
+    corner, NEWLINE in the last column, PAD in the last row)."""
+    torch.manual_seed(0)
+    stem = small("grid-tf", input="image").encoder.stem
+    assert isinstance(stem, ImageCanvasStem)
+    images = image_batch()["input"]
+    with torch.no_grad():
+        out = stem(images)
+        assert out.shape == (4, 128, GRID + 2, GRID + 2)
+        patch = images[1:2, :, 4:8, 8:12]  # cell (1, 2)
+        torch.testing.assert_close(out[1, :, 1, 2], stem.cells(patch)[0, :, 0, 0])
+        table = stem.tokens.weight
+        for (row, col), token in (((0, GRID), X_END), ((GRID - 1, GRID), X_END), ((GRID, 0), Y_END),
+                                  ((GRID, GRID), XY_END), ((2, GRID + 1), NEWLINE), ((GRID + 1, GRID + 1), NEWLINE),
+                                  ((GRID + 1, 1), PAD_CLASS)):
+            torch.testing.assert_close(out[:, :, row, col], table[token].expand(4, -1))
+
+
+def test_grid_tf_on_images_has_no_object_ids_and_hand_counted_parameters(monkeypatch) -> None:
+    """Every object id is 0 on images (the image does not say which cells form an object), so the contours are
+    never computed; the image stem replaces the 1x1 convolution of 15 one-hot channels by a 4x4 convolution of
+    3 channels and a table of the 15 tokens."""
+    grid_model, image_model = small("grid-tf"), small("grid-tf", input="image")
+    conv_1x1, conv_4x4, table = VT_CLASSES * 128 + 128, 3 * 4 * 4 * 128 + 128, VT_CLASSES * 128
+    count = lambda model: sum(p.numel() for p in model.parameters())  # noqa: E731
+    assert count(image_model) - count(grid_model) == conv_4x4 + table - conv_1x1
+    import vision_bench.models.cogitao.grid_tf as grid_tf
+
+    def refuse(canvas: torch.Tensor) -> torch.Tensor:
+        raise AssertionError("object ids computed for an image")
+
+    monkeypatch.setattr(grid_tf, "object_ids", refuse)
+    batch = image_batch()
+    assert image_model.eval()(image_model.batch_inputs(batch)).shape == (4, VT_CLASSES, GRID + 2, GRID + 2)
+    with pytest.raises(AssertionError, match="object ids computed"):
+        grid_model(grid_model.batch_inputs(batch))
+
+
+def test_grid_tf_on_images_learns_trains_and_loads_back(tmp_path) -> None:
+    """A few steps lower the loss (every parameter gets a gradient); the target is the visual-token canvas of the
+    target grid, as on grids; a saved image model loads back with the same predictions."""
+    torch.manual_seed(0)
+    options = {"image_size": 16, "input": "image", "task_conditioning": True}
+    model = create_model("cogitao:grid-tf", **options, render_spec=SPEC)
+    batch = image_batch(seed=1)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(6):
+        loss = model.training_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.8 * losses[0], losses
+    assert not [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    model.eval()
+    assert model.predict_grids(batch).shape == (4, GRID, GRID) and model.predict(batch).shape == (4, 3, 16, 16)
+    save_pretrained(model, tmp_path / "image", options=options, render_spec=SPEC)
+    loaded = load_pretrained(tmp_path / "image")
+    assert loaded.describe() == model.describe()
+    assert torch.equal(loaded.predict_grids(batch), model.predict_grids(batch))
 
 
 @pytest.mark.slow

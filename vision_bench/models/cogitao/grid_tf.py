@@ -41,12 +41,15 @@ REGISTERS = 6
 
 class GridTransformerEncoder(nn.Module):
     """(B, VT_CLASSES, S, S) one-hot canvas -> (B, S * S, WIDTH) cell vectors (module docstring); `stem` is a
-    `cell_stem` of WIDTH channels over the VT_CLASSES one-hot channels."""
+    `cell_stem` of WIDTH channels over the VT_CLASSES one-hot channels. On images (the project's, `objects=False`):
+    `stem` is a `visual_tokens.ImageCanvasStem` and every object id is 0, so the object block of the positions is
+    one constant vector and only the 2D grid positions vary."""
 
-    def __init__(self, stem: nn.Conv2d, side: int, task_vocab_size: int | None) -> None:
+    def __init__(self, stem: nn.Module, side: int, task_vocab_size: int | None, objects: bool = True) -> None:
         super().__init__()
         self.side = side
         self.stem = stem
+        self.objects = objects
         self.registers = nn.Parameter(torch.zeros(1, REGISTERS, WIDTH))
         self.mixer = WeightedSumMixer(WIDTH)
         rotary = CellRotary(side, WIDTH // HEADS, prefix=REGISTERS)
@@ -59,7 +62,11 @@ class GridTransformerEncoder(nn.Module):
     def forward(self, cells: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
         batch = cells.shape[0]
         tokens = self.stem(cells).flatten(2).transpose(1, 2)
-        positions = object_positions(object_ids(cells.argmax(dim=1)), self.side, WIDTH)  # the one-hot's classes
+        if self.objects:
+            ids = object_ids(cells.argmax(dim=1))  # the one-hot's classes
+        else:
+            ids = torch.zeros(batch, self.side * self.side, dtype=torch.long, device=cells.device)
+        positions = object_positions(ids, self.side, WIDTH)
         blank = positions.new_zeros(batch, REGISTERS, WIDTH)
         tokens = torch.cat([self.registers.expand(batch, -1, -1), tokens], dim=1)
         tokens = self.mixer(tokens, torch.cat([blank, positions], dim=1))

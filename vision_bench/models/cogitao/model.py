@@ -20,11 +20,13 @@ grid size), padding and visual tokens predicted inside it as `NO_COLOUR`; `predi
 render spec as the data draws its targets, no colour as background.
 
 Option `input`: `grid` reads `batch['input_grid']` one-hot on the canvas (training sets `grid_size` to the
-experiment's largest grid, COGITAO's canvas, when it is left unset: `canvas_option`); `image` (ResNet and
-Vanilla-TF only) reads the rendered `batch['input']`, one patch per cell (a convolution of kernel = stride = the
-cell's pixels), on a canvas of image_size / K cells; everything after that first layer is the same. Grid-TF,
-PL-TF and LLaDA read grids only: the visual tokens and Grid-TF's object ids are made from the grid's cells, and
-LLaDA's cells are tokens of one table shared with its target. Task conditioning (`task_conditioning`): the task
+experiment's largest grid, COGITAO's canvas, when it is left unset: `canvas_option`); `image` (ResNet,
+Vanilla-TF and Grid-TF) reads the rendered `batch['input']`, one patch per cell (a convolution of kernel = stride =
+the cell's pixels), on a canvas of image_size / K cells; everything after that first layer is the same, except that
+Grid-TF's margin holds the visual tokens of a full canvas and its object ids are all 0
+(`visual_tokens.ImageCanvasStem`: the image tells neither where a grid ends nor which cells form an object).
+PL-TF and LLaDA read grids only: PL-TF's looped body reads the visual-token canvas as classes, and LLaDA's cells
+are tokens of one table shared with its target. Task conditioning (`task_conditioning`): the task
 code's tokens after the cell tokens (Vanilla-TF, Grid-TF, PL-TF, as COGITAO's), before the input's (LLaDA); FiLM
 on every residual block's output (ResNet, the project's: COGITAO's ResNet received no task information, so a
 comparison with its Table 1 leaves the ResNet unconditioned).
@@ -62,7 +64,7 @@ from vision_bench.models.cogitao.llada import LLaDABody
 from vision_bench.models.cogitao.pl_tf import PonderingLoopedBody
 from vision_bench.models.cogitao.resnet import STEM_WIDTH, ResNetEncoder, film_channels
 from vision_bench.models.cogitao.vanilla_tf import WIDTH, VanillaTransformerEncoder
-from vision_bench.models.cogitao.visual_tokens import MARGIN, VT_CLASSES, visual_token_canvas
+from vision_bench.models.cogitao.visual_tokens import MARGIN, VT_CLASSES, ImageCanvasStem, visual_token_canvas
 from vision_bench.models.conditioning import check_task_code
 from vision_bench.models.drawing import draw_grids, render_spec_of
 from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
@@ -84,7 +86,7 @@ class Preset:
 PRESETS = {
     "resnet": Preset(CLASSES, visual_tokens=False, images=True),
     "vanilla-tf": Preset(CLASSES, visual_tokens=False, images=True),
-    "grid-tf": Preset(VT_CLASSES, visual_tokens=True, images=False),
+    "grid-tf": Preset(VT_CLASSES, visual_tokens=True, images=True),
     "pl-tf": Preset(VT_CLASSES, visual_tokens=True, images=False, loss="pondernet"),
     "llada": Preset(CLASSES, visual_tokens=False, images=False, loss="masked_diffusion"),
 }
@@ -93,8 +95,8 @@ PRESETS = {
 @dataclass(frozen=True)
 class CogitaoOptions(FamilyOptions):
     input: str = option(
-        "grid", "grid: the input grid's cells, one-hot; image (resnet, vanilla-tf): the rendered input image, one "
-        "patch per cell (render layout cell:K:top-left)")
+        "grid", "grid: the input grid's cells, one-hot; image (resnet, vanilla-tf, grid-tf): the rendered input image, "
+        "one patch per cell (render layout cell:K:top-left)")
     grid_size: int | None = option(
         None, "the largest grid side, the side of the square canvas of cells the grids are padded to (+ 2 for the "
         "visual tokens of grid-tf and pl-tf); None: for grid input the experiment's largest grid when training builds "
@@ -112,7 +114,7 @@ class CogitaoOptions(FamilyOptions):
     "COGITAO's released baselines: its full-resolution ResNet, its Vanilla Transformer, its Grid Transformer (visual "
     "tokens, object and 2D positions, RoPE, registers), its looped PonderNet Transformer over one token per grid "
     "cell, or its masked-diffusion LLaDA, predicting each cell's class; input=grid reads the input grid, "
-    "input=image (resnet, vanilla-tf) the rendered image",
+    "input=image (resnet, vanilla-tf, grid-tf) the rendered image",
 )
 class CogitaoModel(TrainableModel):
     """COGITAO's baseline over a canvas of cells: a cell stem, an encoder and the per-cell MLP head, or a body
@@ -138,9 +140,9 @@ class CogitaoModel(TrainableModel):
                               "loss against the target grid; drop the options head and loss")
         if options.input == "image" and not spec.images:
             made = ("its cells are tokens of the table its target is written in" if preset == "llada" else
-                    "its visual tokens (and Grid-TF's object ids) are made from the grid's cells")
+                    "its looped body reads the visual-token canvas as classes")
             raise ConfigError(f"{name} reads grids only: {made}; use input=grid, or cogitao:resnet / "
-                              "cogitao:vanilla-tf on images")
+                              "cogitao:vanilla-tf / cogitao:grid-tf on images")
         super().__init__(preset, shared)
         self.head = "cells"
         self.input_kind = options.input
@@ -164,10 +166,13 @@ class CogitaoModel(TrainableModel):
         if preset == "resnet":
             return ResNetEncoder(cell_stem(self.input_kind, STEM_WIDTH, self.cell_size),
                                  self.task_film(film_channels()))
-        stem = cell_stem(self.input_kind, WIDTH, self.cell_size, self.classes)
         if preset == "vanilla-tf":
-            return VanillaTransformerEncoder(stem, self.grid_size, self.task_vocab_size)
-        return GridTransformerEncoder(stem, self.side, self.task_vocab_size)
+            return VanillaTransformerEncoder(cell_stem(self.input_kind, WIDTH, self.cell_size, self.classes),
+                                             self.grid_size, self.task_vocab_size)
+        if self.input_kind == "image":
+            return GridTransformerEncoder(ImageCanvasStem(WIDTH, self.cell_size, self.grid_size), self.side,
+                                          self.task_vocab_size, objects=False)
+        return GridTransformerEncoder(cell_stem("grid", WIDTH, 1, self.classes), self.side, self.task_vocab_size)
 
     @classmethod
     def canvas_option(cls, options: Mapping[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import torch
+from torch import nn
 
 from vision_bench.models.cogitao.grid_io import PAD_CLASS, on_canvas
 
@@ -47,15 +48,50 @@ def visual_token_canvas(grids: torch.Tensor, grid_size: int, what: str, fix: str
     canvas = torch.full((grids.shape[0], side, side), PAD_CLASS, dtype=torch.long, device=grids.device)
     canvas[:, :grid_size, :grid_size] = on_canvas(grids, grid_size, what, fix)
     inside = grids >= 0
-    heights = inside.any(dim=2).sum(dim=1)[:, None, None]
-    widths = inside.any(dim=1).sum(dim=1)[:, None, None]
-    rows = torch.arange(side, device=grids.device)[None, :, None]
-    cols = torch.arange(side, device=grids.device)[None, None, :]
+    return with_end_tokens(canvas, inside.any(dim=2).sum(dim=1), inside.any(dim=1).sum(dim=1))
+
+
+def with_end_tokens(canvas: torch.Tensor, heights: torch.Tensor, widths: torch.Tensor) -> torch.Tensor:
+    """(B, S, S) classes with each grid's end tokens written around its `heights` x `widths` (B,) cells and NEWLINE
+    in the last column (module docstring)."""
+    side = canvas.shape[-1]
+    heights, widths = heights[:, None, None], widths[:, None, None]
+    rows = torch.arange(side, device=canvas.device)[None, :, None]
+    cols = torch.arange(side, device=canvas.device)[None, None, :]
     canvas = torch.where((rows < heights) & (cols == widths), X_END, canvas)
     canvas = torch.where((rows == heights) & (cols < widths), Y_END, canvas)
     canvas = torch.where((rows == heights) & (cols == widths), XY_END, canvas)
-    canvas[:, :, side - 1] = NEWLINE
-    return canvas
+    return torch.where(cols == side - 1, NEWLINE, canvas)
+
+
+class ImageCanvasStem(nn.Module):
+    """The project's visual-token canvas of an image (Grid-TF with `input=image`): (B, 3, G K, G K) images of
+    K-pixel cells -> (B, channels, G + MARGIN, G + MARGIN). Each of the G x G cells is one token, a convolution of
+    kernel = stride = K (as `grid_io.cell_stem` of an image); the margin holds the visual tokens of a full G x G grid
+    (X_END, Y_END, XY_END, NEWLINE, PAD in the last row), a learned vector per token. The margin cannot mark where a
+    smaller grid ends, since the image does not say it: the model reads that from the pixels (COGITAO's EnvGen grids
+    fill the canvas, where the two layouts agree)."""
+
+    layout: torch.Tensor
+    margin: torch.Tensor
+
+    def __init__(self, channels: int, cell: int, grid_size: int) -> None:
+        super().__init__()
+        self.grid_size = grid_size
+        self.cells = nn.Conv2d(3, channels, cell, stride=cell)
+        self.tokens = nn.Embedding(VT_CLASSES, channels)
+        side = grid_size + MARGIN
+        full = torch.full((1,), grid_size)
+        layout = with_end_tokens(torch.full((1, side, side), PAD_CLASS), full, full)[0]
+        margin = torch.ones((side, side), dtype=torch.bool)
+        margin[:grid_size, :grid_size] = False
+        self.register_buffer("layout", layout, persistent=False)
+        self.register_buffer("margin", margin, persistent=False)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        cells = nn.functional.pad(self.cells(images), (0, MARGIN, 0, MARGIN))
+        margin = (self.tokens(self.layout) * self.margin[..., None]).permute(2, 0, 1)
+        return cells + margin
 
 
 def canvas_object_ids(canvas: np.ndarray) -> np.ndarray:
@@ -85,6 +121,7 @@ def object_ids(canvas: torch.Tensor) -> torch.Tensor:
 
 __all__ = [
     "MARGIN",
+    "ImageCanvasStem",
     "NEWLINE",
     "VT_CLASSES",
     "XY_END",
@@ -93,4 +130,5 @@ __all__ = [
     "canvas_object_ids",
     "object_ids",
     "visual_token_canvas",
+    "with_end_tokens",
 ]
