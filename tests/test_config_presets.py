@@ -36,7 +36,7 @@ REGIME_FILES = {"regime_100k_100ep.yaml": (100_000, 100), "regime_250k_50ep.yaml
 """COGITAO's learning regimes (paper 000, Table 3): training samples and epochs."""
 PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
 PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
-COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml"]
+COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml"]
 """Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
 SVIB_FILES = ["svib.yaml"]
 """Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
@@ -178,13 +178,12 @@ def test_paper_presets_use_the_paper_scale(name):
         assert type(conditioned) is (int if name.startswith(RULE_CONDITIONED) else bool)
 
 
-@pytest.mark.parametrize("name", COGITAO_MODEL_FILES)
-def test_cogitao_model_presets_use_the_releases_recipe(name):
+def test_cogitao_sample_efficiency_uses_the_releases_recipe():
     """COGITAO's five baselines, each once, on grids, at the release's recipe: batch 32, fp16, 10 epochs (LLaDA
     20 at its own learning rate), 1,000 validation and test samples, 3 seeds."""
     from vision_bench.models.cogitao import PRESETS
 
-    config = load_bench_config(PAPER / name)
+    config = load_bench_config(PAPER / "cogitao_sample_efficiency.yaml")
     assert [m.name for m in config.models] == [f"cogitao:{preset}" for preset in PRESETS]
     assert (config.data.n_val, config.data.n_test, len(set(config.seeds))) == (1_000, 1_000, 3)
     for train_config in _first_cell_configs(config):
@@ -195,6 +194,30 @@ def test_cogitao_model_presets_use_the_releases_recipe(name):
     merged = llada.train_sections(config.train)
     assert (merged["training"]["epochs"], merged["optimizer"]["lr"], merged["optimizer"]["weight_decay"]) == (
         20, 0.0002, 0.01)
+
+
+def test_cogitao_envgen_reads_grids_and_images_of_one_canvas():
+    """ResNet and Grid-TF on grids and on images, and the Vanilla-TF-sized RoPE ViT, at the release's recipe on
+    EnvGen's translate experiments; every image model reads one patch per cell of a 15 x 15 canvas, as the grid
+    models do."""
+    from vision_bench.train.components import build_model, resolve_spec
+
+    config = load_bench_config(PAPER / "cogitao_envgen.yaml")
+    assert _experiments(config) == ["envgen/G1/1", "envgen/G3/1", "envgen/G4/1"]
+    assert {max(experiment_canvas(get_study(e))) for e in _experiments(config)} == {15}
+    assert [(m.name, m.options.get("input", "grid")) for m in config.models if m.name.startswith("cogitao:")] == [
+        ("cogitao:resnet", "grid"), ("cogitao:resnet", "image"), ("cogitao:grid-tf", "grid"),
+        ("cogitao:grid-tf", "image")]
+    assert (config.data.n_train, config.data.n_val, config.data.n_test, len(set(config.seeds))) == (
+        100_000, 1_000, 1_000, 3)
+    for train_config, model in zip(_first_cell_configs(config), config.models):
+        training = train_config.training
+        assert (training.batch_size, training.epochs, training.precision, training.grad_clip) == (32, 10, "fp16", 1.0)
+        built = build_model(train_config, resolve_spec(train_config))
+        if model.name.startswith("cogitao:"):  # grid input: training sets grid_size to the experiment's canvas
+            assert built.grid_size == 15 or model.options.get("input") is None
+        else:
+            assert built.describe()["patch_size"] * 15 == config.data.spec["size"][0]
 
 
 def _family(model_name: str) -> str:
