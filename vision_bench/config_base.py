@@ -15,7 +15,7 @@ from typing import ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from render.validation import describe_validation_error
-from vision_bench.config_files import read_yaml
+from vision_bench.config_files import read_yaml, resolve_config
 from vision_bench.errors import ConfigError
 from vision_bench.io.documents import JSONDict
 
@@ -43,8 +43,9 @@ class StrictConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls: type[Config], path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> Config:
-        """The config in a YAML file, with `--set key.path=value` overrides applied before validation."""
-        path = Path(path)
+        """The config in a YAML file (or the packaged config it names, `config_files.resolve_config`), with
+        `--set key.path=value` overrides applied before validation."""
+        path = resolve_config(Path(path))
         return cls.from_dict(read_yaml(path, overrides), source=f"{path} with --set" if overrides else str(path))
 
     def to_dict(self) -> JSONDict:

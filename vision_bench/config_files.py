@@ -4,6 +4,12 @@
 applies the overrides to the parsed file before it is validated (by `StrictConfig.from_dict`), so
 an override is checked exactly like the file. `check_override_keys` catches a misspelt override
 key first, with the `--set` that holds it and the closest keys.
+
+The repository's `configs/` folder ships inside the package (`vision_bench/configs` in a wheel;
+setup.py maps it), so a config path that does not exist where the command runs is looked up
+there (`resolve_config`): `configs/train_smoke.yaml`, as README writes it, works from an installed
+wheel in any folder, and so does the short name `train_smoke` or `paper/envgen_g1`.
+`packaged_configs` lists them (`vision-bench configs`).
 """
 
 from __future__ import annotations
@@ -18,13 +24,47 @@ from pydantic import BaseModel
 from render.validation import did_you_mean, section_model
 from vision_bench.errors import ConfigError
 
+CONFIGS_DIR = "configs"
+SUFFIX = ".yaml"
+
+
+def configs_folder() -> Path | None:
+    """The packaged configs: `vision_bench/configs` in an installed wheel, else (a source checkout, an editable
+    install) the repository's `configs/` beside the package; None when neither exists."""
+    package = Path(__file__).resolve().parent
+    for folder in (package / CONFIGS_DIR, package.parent / CONFIGS_DIR):
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def packaged_configs() -> dict[str, Path]:
+    """Every packaged config by name: its path under the configs folder without `.yaml` (`paper/envgen_g1`)."""
+    folder = configs_folder()
+    if folder is None:
+        return {}
+    return {path.relative_to(folder).with_suffix("").as_posix(): path for path in sorted(folder.rglob(f"*{SUFFIX}"))}
+
+
+def resolve_config(path: Path) -> Path:
+    """`path` when something is there; else the packaged config it names (`configs/NAME.yaml`, `NAME.yaml` or
+    `NAME`, NAME relative to the configs folder), if there is one; else `path` (which then fails to read)."""
+    if path.exists() or path.is_absolute():
+        return path
+    parts = path.parts[1:] if path.parts[:1] == (CONFIGS_DIR,) else path.parts
+    name = Path(*parts).as_posix() if parts else ""
+    return packaged_configs().get(name.removesuffix(SUFFIX), path)
+
 
 def read_yaml(path: Path, overrides: Sequence[str] = ()) -> Any:
-    """The parsed YAML document at `path` with `overrides` (`key.path=value`) applied; a missing file or
-    bad syntax raises `ConfigError` naming the file."""
+    """The parsed YAML document at `path` (or the packaged config it names, `resolve_config`) with `overrides`
+    (`key.path=value`) applied; a missing file or bad syntax raises `ConfigError` naming the file."""
+    path = resolve_config(path)
     if not path.is_file():
-        problem = "is a folder" if path.is_dir() else "does not exist"
-        raise ConfigError(f"{path} {problem}; pass the path of a YAML file")
+        if path.is_dir():
+            raise ConfigError(f"{path} is a folder; pass the path of a YAML file")
+        raise ConfigError(f"{path} does not exist; pass the path of a YAML file or the name of a packaged config "
+                          "(`vision-bench configs` lists them)")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:

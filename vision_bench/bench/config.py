@@ -24,6 +24,7 @@ from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.bench.gate import Gate
 from vision_bench.config_base import StrictConfig
+from vision_bench.config_files import resolve_config
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.run import BASELINES, check_baselines
 from vision_bench.io.documents import JSONDict
@@ -196,7 +197,8 @@ class BenchConfig(StrictConfig):
         """The config in a YAML file (`--set` overrides applied first); custom experiment files
         named relative to it resolve next to it."""
         config = super().from_yaml(path, overrides)
-        experiments = tuple(_relative_to(e, Path(path).parent) for e in config.experiments)
+        folder = resolve_config(Path(path)).parent
+        experiments = tuple(_relative_to(e, folder) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
 
 

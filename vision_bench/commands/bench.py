@@ -32,7 +32,9 @@ HELP = "train and evaluate a matrix of models x experiments x seeds and write a 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", type=Path, metavar="CONFIG", help="bench config (YAML); see configs/bench_smoke.yaml")
+    parser.add_argument("config", type=Path, metavar="CONFIG",
+                        help="bench config: a YAML file, or a packaged config by name (e.g. bench_smoke; "
+                        "`vision-bench configs` lists them)")
     parser.add_argument("--out", type=Path, required=True, help="output folder (re-use it to resume)")
     parser.add_argument("--num-shards", type=int, default=None, metavar="N",
                         help="split the cells into N shards and run one of them (with --shard-index); "

@@ -17,7 +17,9 @@ HELP = "generate and render a study or config into an image dataset (folder, par
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--study", metavar="ID", help="a study preset, e.g. compgen/C1/1 (see `vision-bench studies`)")
-    source.add_argument("--config", metavar="FILE", help="a task generation config (YAML)")
+    source.add_argument("--config", metavar="FILE",
+                        help="a task generation config: a YAML file, or a packaged config by name "
+                        "(e.g. reference_generation)")
     add_set_argument(parser, example="samples.train=500")
     parser.add_argument("--out", required=True, metavar="DIR", help="export directory (re-running resumes it)")
     parser.add_argument(

@@ -35,7 +35,9 @@ def _seed(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", type=Path, help="training config (YAML); see configs/train_smoke.yaml")
+    parser.add_argument("config", type=Path,
+                        help="training config: a YAML file, or a packaged config by name (e.g. train_smoke; "
+                        "`vision-bench configs` lists them)")
     add_set_argument(parser)
     parser.add_argument("--out", type=Path, default=None, help="run directory (default: runs/<config name>)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from checkpoints/last.pt")
