@@ -122,3 +122,13 @@ def test_a_built_wheel_trains_and_evaluates_on_its_packaged_config_outside_the_s
     run(str(venv / "bin" / "vision-bench"), "train", "configs/train_smoke.yaml", "--out", "run", "--no-progress")
     run(str(venv / "bin" / "vision-bench"), "evaluate", "run", "--n-test", "8", "--no-progress")
     assert (work / "run" / "evaluation" / "metrics.json").is_file()
+
+
+def test_one_connected_component_library() -> None:
+    """OpenCV labels every connected component, in one function (`tasks.grid.component_labels`); scikit-image
+    is not imported by the package (it is the tests' SSIM reference) and scipy labels nothing."""
+    sources = [*(REPO / "vision_bench").rglob("*.py"), *(REPO / "render").rglob("*.py")]
+    texts = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8") for path in sources}
+    assert [name for name, text in texts.items() if "connectedComponents(" in text] == ["vision_bench/tasks/grid.py"]
+    assert not [name for name, text in texts.items() if re.search(r"^\s*(from|import) skimage", text, re.M)]
+    assert not [name for name, text in texts.items() if re.search(r"ndimage\.label\(|measure\.label\(", text)]

@@ -26,11 +26,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import torch
 from scipy import ndimage
-from skimage.measure import label
 
 from vision_bench.errors import TransformationError
 from vision_bench.metrics.inputs import MetricInputError, as_drawn, as_grids, matching_grids, unpadded
-from vision_bench.tasks.grid import GridObject, extract_objects
+from vision_bench.tasks.grid import GridObject, component_labels, extract_objects
 
 SequenceApplier = Callable[[np.ndarray, Sequence[str]], np.ndarray]
 
@@ -63,16 +62,16 @@ def objects_found(pred: np.ndarray, target: np.ndarray) -> float:
 
 
 def single_color_objects(grid: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """(color, bounding-box mask) of every 8-connected set of cells sharing one color.
+    """(color, bounding-box mask) of every 8-connected set of cells sharing one color, color by color.
 
-    These are Compositional-ARC's objects; one labelling pass separates touching colors.
+    These are Compositional-ARC's objects; labelling each color alone separates touching colors.
     """
-    labels = label(grid, background=0, connectivity=2)
     objects = []
-    for index, slices in enumerate(ndimage.find_objects(labels), start=1):
-        if slices is not None:
-            mask = labels[slices] == index
-            objects.append((int(grid[slices][mask][0]), mask))
+    for color in np.unique(grid[grid != 0]):
+        _, labels = component_labels(grid == color, 8)
+        for index, slices in enumerate(ndimage.find_objects(labels), start=1):
+            if slices is not None:
+                objects.append((int(color), labels[slices] == index))
     return objects
 
 

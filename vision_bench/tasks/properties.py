@@ -11,8 +11,8 @@ import numpy as np
 from scipy import ndimage
 
 from render.grid import GridError, validate_grid
+from vision_bench.tasks.grid import count_components
 from vision_bench.tasks.transformations import enclosed_holes
-from vision_bench.tasks.transformations.cells import count_components
 
 Symmetry = Literal["horizontal", "vertical", "diagonal", "anti_diagonal", "point"]
 ColorPattern = Literal["uniform", "row_stripes", "column_stripes", "diagonal_stripes", "top_bottom", "left_right",

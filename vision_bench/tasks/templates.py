@@ -16,8 +16,8 @@ from typing import overload
 import numpy as np
 from scipy import ndimage
 
+from vision_bench.tasks.grid import count_components
 from vision_bench.tasks.properties import COLOR_PATTERNS, CROSS, MAX_OBJECT_SIDE, SYMMETRIES, footprint_mask
-from vision_bench.tasks.transformations.cells import count_components
 
 
 def generate_templates(seed: int, size: int, canonical_side: int) -> list[np.ndarray]:
