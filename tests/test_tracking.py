@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from vision_bench.train import TrainConfig, train  # noqa: E402
 from vision_bench.train.environment import (  # noqa: E402
     describe_environment,
     git_commit,
+    git_dirty,
     write_environment,
 )
 from vision_bench.train.logging import RunLogger, csv_rows, read_records  # noqa: E402
@@ -171,6 +173,14 @@ def test_git_commit_of_the_working_directory(tmp_path, monkeypatch) -> None:
                           check=True).stdout.strip()
     monkeypatch.chdir(repository)
     assert git_commit() == head and len(head) == 40
+    assert git_dirty() is False
+    (repository / "untracked.txt").write_text("x")  # untracked files leave the checkout clean
+    assert git_dirty() is False
+    subprocess.run([*git, "add", "untracked.txt"], cwd=repository, check=True)
+    assert git_dirty() is True  # a staged change
+    subprocess.run([*git, "commit", "-q", "-m", "y"], cwd=repository, check=True)
+    (repository / "untracked.txt").write_text("changed")
+    assert git_dirty() is True and git_dirty(tmp_path / "plain-missing") is None
 
     outside = tmp_path / "plain"
     outside.mkdir()
@@ -178,6 +188,18 @@ def test_git_commit_of_the_working_directory(tmp_path, monkeypatch) -> None:
     assert git_commit(outside) is None
     monkeypatch.setenv("PATH", str(outside))  # no git program at all
     assert git_commit(repository) is None
+
+
+def test_a_slurm_job_is_recorded(monkeypatch) -> None:
+    from vision_bench.train.environment import SLURM_VARIABLES
+
+    for name in SLURM_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert describe_environment(device=torch.device("cpu"), world_size=1, seed=0)["slurm"] is None
+    for name, value in (("SLURM_JOB_ID", "4242"), ("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_PROCID", "0")):
+        monkeypatch.setenv(name, value)
+    record = describe_environment(device=torch.device("cpu"), world_size=1, seed=0)
+    assert record["slurm"] == {"SLURM_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": "3", "SLURM_PROCID": "0"}
 
 
 def test_git_that_hangs_is_given_up(monkeypatch) -> None:
@@ -202,7 +224,8 @@ def test_environment_record_and_its_sessions(tmp_path, package_messages) -> None
     }
     assert (first["device"], first["cuda_device"], first["world_size"], first["seed"]) == ("cpu", None, 2, 7)
     assert first["command"] == sys.argv and first["resumed_from_step"] is None
-    assert {"started", "platform", "git_commit"} <= set(first)
+    assert {"started", "platform", "git_commit", "git_dirty"} <= set(first)
+    assert first["hostname"] == platform.node() and "slurm" in first
 
     write_environment(tmp_path, first)
     assert json.loads((tmp_path / "environment.json").read_text()) == first

@@ -20,7 +20,7 @@ from torch import nn
 
 from vision_bench.errors import UserError
 from vision_bench.io.atomic import atomic_output
-from vision_bench.train.config import TrainConfig, differing_keys
+from vision_bench.train.config import TrainConfig, differing_keys, flatten
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
 if TYPE_CHECKING:
@@ -170,18 +170,40 @@ def config_of(payload: dict[str, Any], path: str | Path) -> TrainConfig:
         raise CheckpointError(f"{path}: the stored config is not valid for this vision-bench: {error}") from None
 
 
+EXTENDABLE = ("training.epochs", "training.max_steps")
+"""The keys a resumed run may raise, to train longer: everything else must equal the run's."""
+
+
+def extended_keys(stored: TrainConfig, config: TrainConfig) -> dict[str, tuple[Any, Any]]:
+    """{key: (the run's value, `config`'s)} of the `EXTENDABLE` keys that `config` raises (a larger number; for
+    max_steps also none: no cap)."""
+    old, new = flatten(stored.experiment()), flatten(config.experiment())
+    return {key: (old.get(key), new.get(key)) for key in EXTENDABLE
+            if old.get(key) != new.get(key) and _raised(old.get(key), new.get(key))}
+
+
+def _raised(old: Any, new: Any) -> bool:
+    if new is None:  # max_steps unset: no cap
+        return old is not None
+    return isinstance(old, int) and isinstance(new, int) and new > old
+
+
 def resume_payload(path: Path, config: TrainConfig) -> dict[str, Any]:
-    """The checkpoint a run resumes from, refused when its experiment differs from `config`'s."""
+    """The checkpoint a run resumes from, refused when its experiment differs from `config`'s in anything but a
+    raised `training.epochs` or `training.max_steps` (`extended_keys`)."""
     if not path.exists():
         raise CheckpointError(f"{path}: nothing to resume; run without --resume to start this run")
     payload = read_checkpoint(path)
     if payload["config_hash"] != config.experiment_hash():
         stored = config_of(payload, path)
-        keys = differing_keys(stored.experiment(), config.experiment()) or ["(unknown)"]
-        raise CheckpointError(
-            f"cannot resume {path.parent.parent}: the config differs from the run's in {', '.join(keys)}; "
-            "restore those keys or start a new run with another --out"
-        )
+        extended = extended_keys(stored, config)
+        keys = [key for key in differing_keys(stored.experiment(), config.experiment()) if key not in extended]
+        if keys or not extended:
+            raise CheckpointError(
+                f"cannot resume {path.parent.parent}: the config differs from the run's in "
+                f"{', '.join(keys or ['(unknown)'])}; restore those keys or start a new run with another --out "
+                "(a resumed run may only raise training.epochs or training.max_steps)"
+            )
     return payload
 
 

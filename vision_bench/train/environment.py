@@ -1,7 +1,8 @@
 """RUN_DIR/environment.json: what a training session ran on, so a result can be traced and repeated.
 
-Package versions, the platform, the git commit of the working directory's repository (when there is
-one), the device, the world size, the seed, the command line and the start time. A resumed run keeps
+Package versions, the platform and host name, the Slurm job (when the run is a Slurm job), the git
+commit of the working directory's repository (when there is one) and whether its tracked files had
+uncommitted changes, the device, the world size, the seed, the command line and the start time. A resumed run keeps
 the earlier sessions' records under `earlier_sessions`, so a run continued on another machine says so.
 """
 
@@ -26,6 +27,9 @@ from vision_bench.io.documents import JSONDict
 ENVIRONMENT_FILE = "environment.json"
 GIT_TIMEOUT_S = 5.0
 PACKAGES = ("vision_bench", "torch", "torchvision", "timm", "numpy")
+SLURM_VARIABLES = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NAME", "SLURM_PROCID",
+                   "SLURM_NODELIST")
+"""The Slurm environment variables recorded when set (the job, its array index, the task within it)."""
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +49,11 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
-def git_commit(folder: str | Path | None = None) -> str | None:
-    """`git rev-parse HEAD` in `folder` (default: the working directory); None without git or a repository."""
+def _git(arguments: list[str], folder: str | Path | None) -> str | None:
+    """The output of `git ARGUMENTS` in `folder` (default: the working directory); None when it fails."""
     try:
         finished = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
+            ["git", *arguments],
             cwd=folder if folder is not None else os.getcwd(),
             capture_output=True,
             text=True,
@@ -58,8 +62,26 @@ def git_commit(folder: str | Path | None = None) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = finished.stdout.strip()
-    return commit if finished.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) else None
+    return finished.stdout if finished.returncode == 0 else None
+
+
+def git_commit(folder: str | Path | None = None) -> str | None:
+    """`git rev-parse HEAD` in `folder` (default: the working directory); None without git or a repository."""
+    commit = (_git(["rev-parse", "HEAD"], folder) or "").strip()
+    return commit if re.fullmatch(r"[0-9a-f]{40,64}", commit) else None
+
+
+def git_dirty(folder: str | Path | None = None) -> bool | None:
+    """Whether tracked files differ from the commit (`git status --porcelain --untracked-files=no`); None without
+    git or a repository."""
+    status = _git(["status", "--porcelain", "--untracked-files=no"], folder)
+    return None if status is None else bool(status.strip())
+
+
+def slurm_job() -> dict[str, str] | None:
+    """The set `SLURM_VARIABLES`, or None outside Slurm."""
+    found = {name: os.environ[name] for name in SLURM_VARIABLES if name in os.environ}
+    return found or None
 
 
 def describe_environment(
@@ -71,7 +93,10 @@ def describe_environment(
         "command": list(sys.argv),
         "versions": package_versions(),
         "platform": platform.platform(),
+        "hostname": platform.node(),
+        "slurm": slurm_job(),
         "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
         "device": str(device),
         "cuda_device": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
         "world_size": world_size,

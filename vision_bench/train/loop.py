@@ -30,6 +30,8 @@ from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.train import components
 from vision_bench.train.checkpoint import (
     capture_rng_state,
+    config_of,
+    extended_keys,
     load_model_state,
     restore_rng_state,
     resume_payload,
@@ -214,7 +216,14 @@ class _Run:
                 output_folder(self.run_dir)
                 atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
             return None
-        return resume_payload(self.last_path, self.config)
+        payload = resume_payload(self.last_path, self.config)
+        extended = extended_keys(config_of(payload, self.last_path), self.config)
+        if extended and self.context.is_main:
+            atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
+            changes = ", ".join(f"{key} {old} -> {new}" for key, (old, new) in extended.items())
+            logger.warning("%s: training longer (%s); the learning-rate schedule is recomputed over the new length "
+                           "from step %d on", self.run_dir, changes, int(payload["step"]))
+        return payload
 
     # ----------------------------------------------------------------- checkpoint state
 
