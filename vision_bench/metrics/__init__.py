@@ -9,6 +9,7 @@ turns per-run ID/OOD aggregates into mean +- SEM gaps.
 from vision_bench.metrics import error_taxonomy, factors  # noqa: F401  (they register the error_* and factor_* metrics)
 from vision_bench.metrics.compute import MetricValues, compute_metrics, summarize
 from vision_bench.metrics.decoding import decode_predictions
+from vision_bench.metrics.differentiable import LpipsLoss, ssim_differentiable
 from vision_bench.metrics.gaps import MeanSem, aggregate_gaps, generalization_gap, mean_sem
 from vision_bench.metrics.inputs import MetricInputError
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, load_lpips, lpips_distance, lpips_status
@@ -30,6 +31,7 @@ __all__ = [
     "PSNR_CAP_DB",
     "Listing",
     "LpipsLoad",
+    "LpipsLoss",
     "LpipsScorer",
     "MeanSem",
     "MetricInputError",
@@ -48,5 +50,6 @@ __all__ = [
     "mean_sem",
     "metric",
     "short_label",
+    "ssim_differentiable",
     "summarize",
 ]

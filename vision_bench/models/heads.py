@@ -90,16 +90,17 @@ class RgbHead(nn.Module):
             return F.mse_loss(output, target)
         if name == "l1":
             return F.l1_loss(output, target)
-        return self._lpips_module(name.split(":")[1], output.device)(output * 2 - 1, target * 2 - 1).mean()
+        return self._lpips_module(name.split(":")[1], output.device)(output, target).mean()
 
     def _lpips_module(self, net: str, device: torch.device) -> nn.Module:
-        """LPIPS-`net`, frozen and in eval mode on `device` (a missing weight file is a `ConfigError`)."""
-        from vision_bench.weights.lpips import WeightsProblem, build_lpips
+        """`metrics.differentiable.LpipsLoss` of `net` on `device` (a missing weight file is a `ConfigError`)."""
+        from vision_bench.metrics.differentiable import LpipsLoss
+        from vision_bench.weights.lpips import WeightsProblem
 
         module = self._lpips.get(net)
         if module is None:
             try:
-                module = build_lpips(net)
+                module = LpipsLoss(net)
             except WeightsProblem as error:
                 raise ConfigError(f"loss {self.loss_name!r} needs LPIPS weights: {error}") from None
         if next(module.parameters()).device != device:
