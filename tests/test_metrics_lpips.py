@@ -131,7 +131,9 @@ def test_weight_report_lists_lpips_local_files_and_hub_models(tmp_path: Path, mo
     assert records[("lpips-backbone", "alex")].present
     assert "torchvision checkpoint" in records[("lpips-backbone", "alex")].detail
     assert not records[("lpips-backbone", "vgg")].present
-    assert "weights get lpips --net vgg" in records[("lpips-backbone", "vgg")].detail
+    assert records[("lpips-backbone", "vgg")].detail == "run `vision-bench weights get lpips --net vgg`"
+    squeeze = records[("lpips-backbone", "squeeze")].detail  # the package index has no squeeze backbone: say so
+    assert "download.pytorch.org is reachable" in squeeze and f"squeezenet1_1-b8a52dc0.pth in {local}" in squeeze
     assert records[("lpips-linear", "alex")].present  # shipped inside the lpips package
     assert records[("local-folder", "weights folder")].path == local
     assert {name for kind, name in records if kind == "local"} == {

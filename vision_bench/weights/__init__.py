@@ -20,6 +20,7 @@ from vision_bench.weights.lpips import (
     WeightsProblem,
     backbone_path,
     build_lpips,
+    get_hint,
     linear_file,
     read_provenance,
     torchvision_candidates,
@@ -40,8 +41,7 @@ def lpips_weight_files(folder: str | os.PathLike[str] | None = None) -> list[Wei
             records.append(WeightFile("lpips-backbone", net, user_files[0], True,
                                       "a torchvision checkpoint, read with weights_only=True"))
         else:
-            records.append(WeightFile("lpips-backbone", net, stored, False,
-                                      f"run `vision-bench weights get lpips --net {net}`"))
+            records.append(WeightFile("lpips-backbone", net, stored, False, get_hint(net, folder)))
         linear = linear_file(net)
         if linear is None:
             records.append(WeightFile("lpips-linear", net, stored.parent, False, "the lpips package is not installed"))

