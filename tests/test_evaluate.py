@@ -191,6 +191,29 @@ def test_cli_evaluate_writes_model_and_baselines(trained_run: Path, capsys: pyte
     assert (trained_run / "evaluation" / "sheets" / "vit_test_vit" / "test_ood_worst.png").is_file()
 
 
+def test_evaluating_other_data_keeps_the_runs_own_evaluation(trained_run: Path, translate_config: TaskConfig,
+                                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--data` writes RUN_DIR/evaluation_<its name>, never over the run's evaluation/; an image export drawn with
+    another spec than the run's is refused in one line naming the difference and the fix."""
+    from cli_errors import cli_error
+
+    from vision_bench.cli import main
+    from vision_bench.data.export import export_dataset
+    from vision_bench.data.export_formats import ExportOptions
+
+    own = trained_run / "evaluation" / "metrics.json"
+    before = own.read_bytes() if own.is_file() else None
+    export_dataset(translate_config, SPEC, tmp_path / "other", ExportOptions(format="folder"))
+    argv = ["evaluate", str(trained_run), "--batch-size", "4", "--baselines", "copy_input", "--no-progress"]
+    assert main([*argv, "--data", str(tmp_path / "other")]) == 0
+    assert (trained_run / "evaluation_other" / "metrics.json").is_file()
+    assert (own.read_bytes() if own.is_file() else None) == before
+    export_dataset(translate_config, RenderSpec(size=(32, 32)), tmp_path / "small", ExportOptions(format="folder"))
+    cli_error([*argv, "--data", str(tmp_path / "small")], capsys, "another render spec than the run's",
+              "size 32x32 (the run's: 64x64)", "--size 64 64", "--format grids")
+    assert not (trained_run / "evaluation_small").exists()
+
+
 def test_cli_evaluate_names_a_missing_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from vision_bench.cli import main
 

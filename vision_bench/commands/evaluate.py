@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baselines", type=_names, default=("copy_input", "mean_target", "ground_truth"),
                         help="comma-separated baselines to evaluate alongside, '' for none "
                         "(default: copy_input,mean_target,ground_truth)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default: RUN_DIR/evaluation)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: RUN_DIR/evaluation; with --data, RUN_DIR/evaluation_<its name>)")
     parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default: 64)")
     add_device_argument(parser)
     parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
@@ -119,6 +120,6 @@ def _prepare_rollout(args: argparse.Namespace) -> None:
     from vision_bench.io.atomic import check_writable, output_folder
 
     check_rollout_run(args.run_dir, args.checkpoint)
-    out = evaluation_dir(args.run_dir, args.out, make=False)  # made later, by the evaluation: a failure leaves none
+    out = evaluation_dir(args.run_dir, args.out, make=False, data=args.data)  # made by the evaluation, not on a failure
     check_writable(next(folder for folder in (out, *out.parents) if folder.exists()))
     output_folder(out, ROLLOUT_DIR, make=False)

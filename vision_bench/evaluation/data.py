@@ -170,6 +170,32 @@ def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...]
     )
 
 
+def check_export_spec(path: Path, settings: Mapping[str, Any], spec: RenderSpec) -> None:
+    """A `ConfigError` naming the differences when an export of images was drawn with another render spec than
+    the run's `spec` (a model reads images as it was trained on them); a grids export is drawn with `spec`."""
+    if settings.get("format") == "grids":
+        return
+    stored = type(spec).from_dict(dict(settings["render_spec"])).to_dict()  # the export's, read as specs are now
+    wanted = spec.to_dict()
+    differences = [f"{key} {_shown(stored.get(key))} (the run's: {_shown(wanted.get(key))})"
+                   for key in sorted(stored.keys() | wanted.keys()) if stored.get(key) != wanted.get(key)]
+    if differences:
+        raise ConfigError(
+            f"{path}: its images were drawn with another render spec than the run's: {'; '.join(differences)}; "
+            "export the data again with the run's spec (its config.yaml's dataset.spec, e.g. `vision-bench export "
+            f"... --size {wanted['size'][0]} {wanted['size'][1]}`), or export `--format grids`, which evaluate "
+            "draws with the run's spec"
+        )
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return f"{value[0]}x{value[1]}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items() if v is not None) or "none"
+    return str(value)
+
+
 def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
                 columns: Mapping[str, str] | None = None,
                 split_names: Mapping[str, str] | None = None) -> EvaluationData:
@@ -188,6 +214,7 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
     if not (path / MANIFEST_NAME).is_file():
         return external_data(source, spec, splits, columns=columns, split_names=split_names)
     manifest = read_manifest(path)
+    check_export_spec(path, manifest["settings"], spec)
     counts = {split: int(entry.get("count", 0)) for split, entry in manifest["splits"].items()}
     missing = [split for split in splits if counts.get(split, 0) == 0]
     if missing:

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from vision_bench.data.names import safe_name
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.evaluation import outputs
 from vision_bench.evaluation.core import SplitEvaluation, evaluate_split
@@ -72,11 +73,17 @@ def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
     return path
 
 
-def evaluation_dir(run_dir: Path, out_dir: str | Path | None, *, make: bool = True) -> Path:
-    """`out_dir`, or RUN_DIR/evaluation when None: made (or with `make=False` only checked) by
-    `output_folder`, so RUN_DIR/evaluation is never a link placed there to send the files elsewhere."""
+def evaluation_dir(run_dir: Path, out_dir: str | Path | None, *, make: bool = True,
+                   data: str | Path | None = None) -> Path:
+    """`out_dir`, or when None RUN_DIR/evaluation, and for other `data` than the run's own
+    RUN_DIR/evaluation_<data's name> (so it never replaces the run's own evaluation): made (or with
+    `make=False` only checked) by `output_folder`, so it is never a link placed there to send the files
+    elsewhere."""
     if out_dir is not None:
         return output_folder(out_dir, make=make)
+    if data is not None:
+        name = safe_name(Path(str(data).rstrip("/")).name or "data")
+        return output_folder(run_dir, f"{OUTPUT_DIR}_{name}", make=make)
     return output_folder(run_dir, OUTPUT_DIR, make=make)
 
 
@@ -234,7 +241,8 @@ def evaluate_run(
     save_predictions: bool = False,
     trust_stored_data: bool = False,
 ) -> EvaluationResult:
-    """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to RUN_DIR/evaluation.
+    """Evaluate RUN_DIR's checkpoint (and `baselines`) on `splits`; results go to `out_dir`, by default
+    RUN_DIR/evaluation, or RUN_DIR/evaluation_<name> for another dataset `data` (`evaluation_dir`).
 
     Without `data`, the run's own source is read, as its checkpoint names it: a command, URL or Hub id
     there is refused unless `trust_stored_data` (whoever wrote the run chose it, see `check_stored_source`).
@@ -246,7 +254,7 @@ def evaluate_run(
     check_baselines(baselines)
     run_dir = Path(run_dir)
     path = checkpoint_path(run_dir, checkpoint)
-    outputs.check_folders(evaluation_dir(run_dir, out_dir, make=False))  # a folder link is refused before any work
+    outputs.check_folders(evaluation_dir(run_dir, out_dir, make=False, data=data))  # a link is refused before work
     target = pick_device(device)
     model, config, state = load_checkpoint(path, device=target)
     if data is None:
@@ -261,7 +269,7 @@ def evaluate_run(
     evaluation_data.notes.extend(notes)
     extra = {"run_dir": str(run_dir), "checkpoint": str(path), "step": int(state.get("step", 0))}
     return evaluate_predictors(
-        predictors, evaluation_data, evaluation_dir(run_dir, out_dir),
+        predictors, evaluation_data, evaluation_dir(run_dir, out_dir, data=data),
         main=config.model.name, device=target, batch_size=batch_size, lpips=lpips,
         sheet_samples=sheet_samples, extra=extra, progress=progress, save_predictions=save_predictions,
     )
