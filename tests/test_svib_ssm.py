@@ -19,7 +19,7 @@ from fixtures_svib.make_fixture import seeded_weights, weights_digest
 from torch import nn
 
 from vision_bench.errors import ConfigError
-from vision_bench.models.svib_ssm import SVIB_SSM_VAE, SsmVae, SsmVaeSettings
+from vision_bench.models.svib_ssm import SVIB_SSM_SLOT, SVIB_SSM_VAE, SsmSlot, SsmSlotSettings, SsmVae, SsmVaeSettings
 from vision_bench.models.svib_ssm.layers import cartesian_grid, normal_kl, normal_nll
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -104,6 +104,11 @@ def test_vae_defaults_are_svibs() -> None:
     assert SVIB_SSM_VAE.image_channels == 3  # ssms/dynamic_vae/train.py:36
 
 
+def block_parameters(d: int) -> int:
+    """One transformer block of width d: two LayerNorms, four bias-free projections, the 4x feed-forward."""
+    return 2 * 2 * d + 4 * d * d + (d * 4 * d + 4 * d) + (4 * d * d + d)
+
+
 def vae_parameters(s: SsmVaeSettings) -> int:
     """SSM-VAE's parameter count by hand: convolutions, MLPs, transposed convolutions, the dynamics."""
     c, h, d = s.image_channels, s.cnn_hidden, s.latent
@@ -112,8 +117,7 @@ def vae_parameters(s: SsmVaeSettings) -> int:
     encoder_mlp = (flat * 4 * d + 4 * d) + (4 * d * 2 * d + 2 * d)
     decoder_mlp = (d * 4 * d + 4 * d) + (4 * d * flat + flat)
     decoder_cnn = 3 * (h * h * 25 + h) + (h * c * 25 + c)
-    block = 2 * 2 * d + 4 * d * d + (d * 4 * d + 4 * d) + (4 * d * d + d)  # norms, attention, feed-forward
-    return encoder_cnn + encoder_mlp + decoder_mlp + decoder_cnn + s.dynamics_blocks * block + 2 * d
+    return encoder_cnn + encoder_mlp + decoder_mlp + decoder_cnn + s.dynamics_blocks * block_parameters(d) + 2 * d
 
 
 def test_vae_parameter_count(svib: dict[str, np.ndarray]) -> None:
@@ -195,3 +199,136 @@ def test_vae_learns() -> None:
 def test_vae_settings_refused(change: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         replace(SVIB_SSM_VAE, **change)
+
+
+# --- SSM-Slot -----------------------------------------------------------------------------------------
+
+SLOT_64 = SsmSlotSettings(image_size=SIZE, broadcast_size=SIZE // 16)
+TINY_SLOT = SsmSlotSettings(image_size=16, broadcast_size=1, slots=3, slot_size=8, cnn_hidden=4, mlp_hidden=8,
+                            input_size=8, dynamics_blocks=1, dynamics_heads=2, predictor_heads=2, decoder_hidden=8)
+
+
+def test_slot_defaults_are_svibs() -> None:
+    assert SVIB_SSM_SLOT.slots == 4  # configs/dynamic_slot.py:5
+    assert SVIB_SSM_SLOT.slot_size == 64  # configs/dynamic_slot.py:6
+    assert SVIB_SSM_SLOT.iterations == 3  # configs/dynamic_slot.py:7
+    assert SVIB_SSM_SLOT.cnn_hidden == 64  # configs/dynamic_slot.py:8
+    assert SVIB_SSM_SLOT.mlp_hidden == 192  # configs/dynamic_slot.py:9
+    assert SVIB_SSM_SLOT.input_size == 192  # configs/dynamic_slot.py:10
+    assert SVIB_SSM_SLOT.dynamics_blocks == 4  # configs/dynamic_slot.py:12
+    assert SVIB_SSM_SLOT.dynamics_heads == 4  # configs/dynamic_slot.py:13
+    assert SVIB_SSM_SLOT.predictor_blocks == 1  # ssms/dynamic_slot/modules.py:9 SAVi(num_predictor_blocks=1)
+    assert SVIB_SSM_SLOT.predictor_heads == 4  # ssms/dynamic_slot/modules.py:10
+    assert SVIB_SSM_SLOT.epsilon == 1e-8  # ssms/dynamic_slot/modules.py:12
+    assert SVIB_SSM_SLOT.broadcast_size == 8  # ssms/dynamic_slot/modules.py:101 (broadcast_size=8)
+    assert SVIB_SSM_SLOT.decoder_hidden == 64  # ssms/dynamic_slot/modules.py:107-113 ConvTranspose2d(..., 64, ...)
+    assert SVIB_SSM_SLOT.image_size == 128  # ssms/dynamic_slot/train.py:35
+    assert SVIB_SSM_SLOT.image_channels == 3  # ssms/dynamic_slot/train.py:36
+
+
+@pytest.mark.parametrize(("size", "stride", "side"), [(64, 1, 64), (128, 2, 64), (32, 2, 16)])
+def test_slot_first_stride_keeps_64_pixels(size: int, stride: int, side: int) -> None:
+    # ssms/dynamic_slot/modules.py:147 stride 1 if image_size == 64 else 2; :153-154 positions at the same side
+    model = SsmSlot(replace(TINY_SLOT, image_size=size, broadcast_size=size // 16))
+    first = model.encoder_cnn[0]
+    assert isinstance(first, nn.Conv2d) and first.stride == (stride, stride)
+    assert model.positions.grid.shape == (1, 4, side, side)
+    with torch.no_grad():
+        out = model.loss(torch.rand(1, 2, 3, size, size), torch.Generator().manual_seed(0))
+    assert out.attention.shape == (1, 2, side * side, 3) and out.recon.shape == (1, 2, 3, size, size)
+
+
+def slot_parameters(s: SsmSlotSettings) -> int:
+    """SSM-Slot's parameter count by hand: encoder, SAVi, decoder, dynamics (the Cartesian grids are fixed)."""
+    c, h, i, d, m, g = s.image_channels, s.cnn_hidden, s.input_size, s.slot_size, s.mlp_hidden, s.decoder_hidden
+    encoder = (c * h * 25 + h) + 2 * (h * h * 25 + h) + (h * i * 25 + i) + (4 * i + i) + 2 * i + 2 * (i * i + i)
+    savi = (2 * d + 2 * i + 4 * d + d * d + 2 * i * d + 2 * (3 * d * d + 3 * d) + (d * m + m) + (m * d + d)
+            + s.predictor_blocks * block_parameters(d) + 2 * d)
+    decoder = (4 * d + d) + (d * g * 25 + g) + 2 * (g * g * 25 + g) + (g * (c + 1) * 25 + c + 1)
+    return encoder + savi + decoder + s.dynamics_blocks * block_parameters(d) + 2 * d
+
+
+def test_slot_parameter_count(svib: dict[str, np.ndarray]) -> None:
+    small, full = SsmSlot(SLOT_64), SsmSlot()
+    assert sum(p.numel() for p in small.parameters()) == slot_parameters(SLOT_64) == svib["slot_parameters"]
+    assert sum(p.numel() for p in full.parameters()) == slot_parameters(SVIB_SSM_SLOT) == svib["slot_parameters_128"]
+    assert svib["slot_parameters_128"] == 1_234_884
+
+
+@pytest.fixture(scope="module")
+def slot_outputs(svib: dict[str, np.ndarray]) -> tuple:
+    model = seeded(SsmSlot(SLOT_64), svib, "slot")
+    video = torch.from_numpy(svib["video"])
+    with torch.no_grad():
+        return model.loss(video, noise(svib)), model.predict_latent(video[:, 0], noise(svib))
+
+
+def test_slot_matches_svib(svib: dict[str, np.ndarray], slot_outputs: tuple) -> None:
+    out, predicted = slot_outputs
+    for term in ("loss", "autoencoding_mse", "dynamics_mse"):
+        close(getattr(out, term), svib[f"slot_{term}"], relative=True)
+    for name in ("recon", "recons_masked", "attention", "alpha"):
+        close(getattr(out, name), svib[f"slot_{name}"])
+    close(predicted, svib["slot_predict_latent"])
+
+
+def test_slot_masks_sum_to_one_over_slots(slot_outputs: tuple) -> None:
+    out, _ = slot_outputs
+    assert torch.allclose(out.attention.sum(-1), torch.ones(()), atol=1e-6)  # B, T, inputs, slots
+    assert torch.allclose(out.alpha.sum(2), torch.ones(()), atol=1e-6)  # B, T, slots, 1, H, W
+
+
+def test_slot_swapped_dynamics_rows_break_the_match(svib: dict[str, np.ndarray]) -> None:
+    model = seeded(SsmSlot(SLOT_64), svib, "slot")
+    with torch.no_grad():
+        query = model.dynamics.blocks[1].self_attention.query.weight
+        query[[0, 1]] = query[[1, 0]]
+        video = torch.from_numpy(svib["video"])
+        out = model.loss(video, noise(svib))
+        predicted = model.predict_latent(video[:, 0], noise(svib))
+    with pytest.raises(AssertionError):
+        close(out.dynamics_mse, svib["slot_dynamics_mse"], relative=True)
+    with pytest.raises(AssertionError):
+        close(predicted, svib["slot_predict_latent"])
+    close(out.autoencoding_mse, svib["slot_autoencoding_mse"], relative=True)  # the autoencoder does not read it
+
+
+def test_slot_noise_from_generator_or_global_rng() -> None:
+    model = SsmSlot(TINY_SLOT)
+    images = torch.rand(2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        first = model.predict_latent(images, torch.Generator().manual_seed(5))
+        again = model.predict_latent(images, torch.Generator().manual_seed(5))
+        other = model.predict_latent(images, torch.Generator().manual_seed(6))
+        torch.manual_seed(3)
+        global_rng = model.predict_latent(images)
+        torch.manual_seed(3)
+        global_again = model.predict_latent(images)
+    assert torch.equal(first, again) and not torch.equal(first, other) and torch.equal(global_rng, global_again)
+
+
+def test_slot_objective_is_svibs_sum() -> None:
+    model = SsmSlot(TINY_SLOT)
+    video = torch.rand(2, 3, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        out = model.loss(video, torch.Generator().manual_seed(0))
+    assert torch.allclose(out.loss, out.autoencoding_mse + out.dynamics_mse)
+    assert out.recons_masked.shape == (2, 3, 3, 3, 16, 16) and out.alpha.shape == (2, 3, 3, 1, 16, 16)
+    assert out.attention.shape == (2, 3, 64, 3)
+
+
+def test_slot_learns() -> None:
+    torch.manual_seed(0)
+    model = SsmSlot(TINY_SLOT)
+    video = torch.rand(2, 2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    losses = fit_losses(model, video, steps=10, lr=3e-3)
+    assert losses[-1] < 0.8 * losses[0], losses
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [({"image_size": 64}, "broadcast_size = image_size / 16"), ({"slots": 0}, "slots must be a positive integer")],
+)
+def test_slot_settings_refused(change: dict, words: str) -> None:
+    with pytest.raises(ConfigError, match=words):
+        replace(SVIB_SSM_SLOT, **change)

@@ -190,13 +190,42 @@ def vae_arrays(video: torch.Tensor) -> dict[str, np.ndarray]:
     }
 
 
+def slot_arrays(video: torch.Tensor) -> dict[str, np.ndarray]:
+    from configs.dynamic_slot import dynamic_slot_configs
+    from ssms.dynamic_slot.modules import DynamicSlot, NextFrameLatentPredictorSlot, SpatialBroadcastDecoder
+    from yacs.config import CfgNode
+
+    from vision_bench.models.svib_ssm import SsmSlot, SsmSlotSettings
+
+    args = CfgNode({**dynamic_slot_configs, "image_size": IMAGE_SIZE, "image_channels": 3})
+    weights = seeded_weights(SsmSlot(SsmSlotSettings(image_size=IMAGE_SIZE, broadcast_size=IMAGE_SIZE // 16)), SEED)
+    parameters_128 = trainable_count(DynamicSlot(CfgNode({**args, "image_size": 128})))
+    svib, predictor = DynamicSlot(args), NextFrameLatentPredictorSlot(args)
+    for module in (svib, predictor):  # at 64 pixels: SVIB's decoder, broadcast to 4 x 4 instead of 8 x 8
+        module.decoder = SpatialBroadcastDecoder(args.slot_size, args.image_channels + 1, IMAGE_SIZE // 16)
+    pairs = copy_weights(svib, weights)
+    copy_weights(predictor, weights)
+    with seeded_noise(NOISE_SEED):
+        (loss, recon, recons_masked), kept = run_keeping_locals(lambda: svib(video), DynamicSlot.forward)
+    with seeded_noise(NOISE_SEED):
+        predicted = predictor(video[:, 0])
+    return {
+        "slot_loss": numpy(loss), "slot_recon": numpy(recon), "slot_recons_masked": numpy(recons_masked),
+        "slot_attention": numpy(kept["_"]),  # slots, _ = self.savi(emb_set): SAVi's attns_collect
+        "slot_alpha": numpy(kept["mask_probs"]), "slot_autoencoding_mse": numpy(kept["autoencoding_mse"]),
+        "slot_dynamics_mse": numpy(kept["dynamics_mse"]), "slot_predict_latent": numpy(predicted),
+        "slot_parameters": np.array(trainable_count(svib)), "slot_parameters_128": np.array(parameters_128),
+        "slot_names": np.array(pairs), "slot_sha256": np.array(weights_digest(weights)),
+    }
+
+
 def main(checkout: str) -> None:
     _import_svib(Path(checkout).resolve())
     torch.manual_seed(SEED)  # SVIB's own initialisation, overwritten by the seeded weights
     video = fixture_video(SEED)
     arrays = {"seed": np.array(SEED), "noise_seed": np.array(NOISE_SEED), "video": video.numpy()}
     with torch.no_grad():
-        arrays |= vae_arrays(video)
+        arrays |= vae_arrays(video) | slot_arrays(video)
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT} ({OUT.stat().st_size / 1e3:.0f} kB)")
 

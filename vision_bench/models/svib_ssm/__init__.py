@@ -6,6 +6,16 @@ registered as models: they train on videos (here an input frame and a target fra
 image-to-image pairs.
 """
 
+from vision_bench.models.svib_ssm.slot import SVIB_SSM_SLOT, SsmSlot, SsmSlotLoss, SsmSlotSettings
 from vision_bench.models.svib_ssm.vae import SVIB_SSM_VAE, SsmVae, SsmVaeLoss, SsmVaeSettings
 
-__all__ = ["SVIB_SSM_VAE", "SsmVae", "SsmVaeLoss", "SsmVaeSettings"]
+__all__ = [
+    "SVIB_SSM_SLOT",
+    "SVIB_SSM_VAE",
+    "SsmSlot",
+    "SsmSlotLoss",
+    "SsmSlotSettings",
+    "SsmVae",
+    "SsmVaeLoss",
+    "SsmVaeSettings",
+]
