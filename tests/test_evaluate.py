@@ -191,8 +191,8 @@ def test_cli_evaluate_writes_model_and_baselines(trained_run: Path, capsys: pyte
     assert (trained_run / "evaluation" / "sheets" / "vit_test_vit" / "test_ood_worst.png").is_file()
 
 
-def test_evaluating_other_data_keeps_the_runs_own_evaluation(trained_run: Path, translate_config: TaskConfig,
-                                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluating_other_data_keeps_the_runs_own_evaluation(
+        trained_run: Path, translate_config: TaskConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--data` writes RUN_DIR/evaluation_<its name>, never over the run's evaluation/; an image export drawn with
     another spec than the run's is refused in one line naming the difference and the fix."""
     from cli_errors import cli_error
