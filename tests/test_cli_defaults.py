@@ -66,15 +66,32 @@ def test_the_paper_scale_is_announced_with_its_size(caplog: pytest.LogCaptureFix
         "scale paper: 104,000 pairs (100,000 train, 1,000 val_id, 1,000 val_ood, 1,000 test_id, 1,000 test_ood); "
         "about 8 min and 218 MB (rough)",
         "scale paper: 101,000 pairs (100,000 train, 1,000 test_ood); 1,000 of them made by this run; "
-        "about 4 s and 2.1 MB (rough)",
+        "about 8 s and 2.1 MB (rough)",
     ]
 
 
-def test_estimates_scale_with_workers_and_image_area() -> None:
-    assert estimate(104_000, kind="grids") == "about 2 min and 16 MB"
-    assert estimate(104_000, kind="folder", workers=8) == "about 58 s and 218 MB"
-    assert estimate(1_400, kind="parquet", pixels=256 * 256) == "about 6 s and 6.2 MB"
+def test_estimates_scale_with_workers_cores_and_image_area() -> None:
+    """3 s to start, then the format's rate per pair over min(workers, cores), plus 3 s per worker's start shared by
+    the cores: README's small export with 8 workers on 2 cores took 17 s (it once said "under 1 s")."""
+    assert estimate(104_000, kind="grids", cores=2) == "about 2 min and 16 MB"
+    assert estimate(104_000, kind="folder", workers=8, cores=8) == "about 64 s and 218 MB"  # 3 + 58.5 + 3
+    assert estimate(104_000, kind="folder", workers=8, cores=2) == "about 4 min and 218 MB"  # 3 + 234 + 12
+    assert estimate(1_400, kind="folder", workers=8, cores=2) == "about 18 s and 2.9 MB"
+    assert estimate(1_400, kind="parquet", pixels=256 * 256, cores=2) == "about 9 s and 6.2 MB"
     assert estimate(0, kind="grids") == "under 1 s and under 1 kB"
+
+
+def test_more_workers_than_cores_is_a_warning(caplog, monkeypatch) -> None:
+    import vision_bench.commands._scale as scale
+
+    monkeypatch.setattr(scale, "available_cores", lambda: 2)
+    args = _args("export", "--study", "envgen/G1/1", "--out", "x", "--format", "folder", "--workers", "8")
+    with caplog.at_level(logging.INFO, logger="vision_bench"):
+        announce(args, {"train": 1_000}, kind="folder", workers=8)
+        announce(args, {"train": 1_000}, kind="folder", workers=2)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["--workers 8 on 2 cores: workers beyond the cores only add start-up time (each starts its "
+                        "own Python); --workers 2 is the most that helps here"]
 
 
 def test_scale_does_not_apply_to_a_config_file(tmp_path: Path, capsys) -> None:

@@ -134,8 +134,8 @@ def test_a_registered_format_exports_through_the_cli(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Traceback" not in captured.err
-    # 7 pairs at the defaults' 2,100 bytes each (not images: no scaling by area), 0.0045 s each
-    assert "7 pairs (3 train, 1 val_id, 1 val_ood, 1 test_id, 1 test_ood); under 1 s and 15 kB (rough)" in captured.err
+    # 7 pairs at the defaults' 2,100 bytes each (not images: no scaling by area), 3 s to start and 0.0045 s each
+    assert "7 pairs (3 train, 1 val_id, 1 val_ood, 1 test_id, 1 test_ood); about 3 s and 15 kB (rough)" in captured.err
     assert "wrote 5 shard(s) (7 samples)" in captured.out
     lines = (out / "train" / "part-00000.jsonl").read_text().splitlines()
     assert [json.loads(line)["index"] for line in lines] == [0, 1, 2]
@@ -145,8 +145,8 @@ def test_the_estimate_reads_the_entry() -> None:
     FORMATS.add("toy_images", ExportFormat(__name__, "vision_bench.data.datasets:GridsDataset", bytes_per_pair=1_000,
                                            seconds_per_pair=0.5), "images as JSON lines")
     try:
-        # 400 pairs x 0.5 s / 2 workers = 100 s; 400 x 1,000 bytes x (256 x 256) / (128 x 128) = 1.6 MB
-        assert estimate(400, kind="toy_images", workers=2, pixels=256 * 256) == "about 2 min and 1.6 MB"
+        # 3 s + 2 x 3 s / 2 cores + 400 pairs x 0.5 s / 2 workers = 106 s; 400 x 1,000 bytes x 4 = 1.6 MB
+        assert estimate(400, kind="toy_images", workers=2, pixels=256 * 256, cores=2) == "about 2 min and 1.6 MB"
     finally:
         FORMATS.remove("toy_images")
-    assert estimate(400, kind="grids") == "under 1 s and 60 kB"  # the built-in entries keep their figures
+    assert estimate(400, kind="grids") == "about 3 s and 60 kB"  # the built-in entries keep their figures

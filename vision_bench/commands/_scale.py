@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,19 @@ SMALL_COUNTS = {"n_train": 1_000, "n_val": 100, "n_test": 100}
 REFERENCE_PIXELS = 128 * 128
 """The image area a format's `bytes_per_pair` is given for (`ExportFormat`)."""
 EPISODE_SECONDS = 0.03
+STARTUP_SECONDS = 3.0
+"""One process's start before the first pair: imports and the object library (2.7 s measured for `generate` of one
+pair, docs/benchmarks.md)."""
+WORKER_START_SECONDS = 3.0
+"""Each worker process's own start (its imports), in CPU seconds shared by the cores."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity where the platform says it, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 """Extra time per C-ARC query generated in order: 0.008 s (Systematicity) to 0.03 s (3-Shot) measured
 with `generate` on 540 queries (the ten queries of an episode share its study pairs and grammar)."""
 
@@ -86,12 +100,19 @@ def describe_scale(args: argparse.Namespace) -> str:
     return text
 
 
-def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE_PIXELS, episodes: bool = False) -> str:
+def estimate(total: int, *, kind: str, workers: int = 1, pixels: int = REFERENCE_PIXELS, episodes: bool = False,
+             cores: int | None = None) -> str:
     """'about 2 min and 210 MB' for `total` pairs written as export format `kind` ('grids' for `generate`);
-    a rough figure from the format's rates (its `ExportFormat` entry), scaled by workers and image area
-    (`episodes`: C-ARC queries, which cost `EPISODE_SECONDS` more each)."""
+    a rough figure from the format's rates (its `ExportFormat` entry) and image area (`episodes`: C-ARC
+    queries, which cost `EPISODE_SECONDS` more each), plus the start: the process's, and each worker's
+    shared by the `cores` (default: `available_cores`); workers beyond the cores add start-up, not speed."""
+    if total <= 0:
+        return "under 1 s and under 1 kB"
     entry = FORMATS[kind]
-    seconds = total * (entry.seconds_per_pair + (EPISODE_SECONDS if episodes else 0.0)) / max(1, workers)
+    cores = cores or available_cores()
+    start = STARTUP_SECONDS + (WORKER_START_SECONDS * workers / cores if workers > 1 else 0.0)
+    per_pair = entry.seconds_per_pair + (EPISODE_SECONDS if episodes else 0.0)
+    seconds = start + total * per_pair / max(1, min(workers, cores))
     size = total * entry.bytes_per_pair * (pixels / REFERENCE_PIXELS if entry.images else 1.0)
     return f"{_duration(seconds)} and {_size(size)}"
 
@@ -117,6 +138,10 @@ def announce(args: argparse.Namespace, per_split: Mapping[str, int], *, kind: st
     part = "" if work == total else f"; {work:,} of them made by this run"
     logger.info("%s: %s pairs (%s)%s; %s (rough)", describe_scale(args), f"{total:,}", listed, part,
                 estimate(work, kind=kind, workers=workers, pixels=pixels, episodes=episodes))
+    cores = available_cores()
+    if workers > cores:
+        logger.warning("--workers %d on %d cores: workers beyond the cores only add start-up time (each starts its "
+                       "own Python); --workers %d is the most that helps here", workers, cores, cores)
 
 
 def _duration(seconds: float) -> str:
