@@ -334,7 +334,8 @@ def test_each_validation_sends_a_sample_grid_to_tensorboard(tmp_path, monkeypatc
 # ---------------------------------------------------------------------------- the console
 
 
-def test_epoch_lines_with_a_progress_bar_start_on_their_own_line(tmp_path, capsys) -> None:
+def test_epoch_lines_with_a_progress_bar_start_on_their_own_line(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("vision_bench.commands._common._is_terminal", lambda stream: True)  # bars on a terminal
     config_path = tmp_path / "config.yaml"
     config_path.write_text(tiny_config(max_steps=2).to_yaml())
     assert main(["train", str(config_path), "--out", str(tmp_path / "run")]) == 0
@@ -344,3 +345,17 @@ def test_epoch_lines_with_a_progress_bar_start_on_their_own_line(tmp_path, capsy
         assert any(s.startswith(f"vision-bench train: epoch {epoch}/2, step {epoch}/2: train_loss ") for s in segments)
     assert "train unet:test_resnet seed 0: 100%" in err
     assert log_file_handlers() == []
+
+
+def test_a_log_file_gets_no_progress_bar_escape_codes(tmp_path) -> None:
+    """Standard error sent to a file: no bar, so no carriage returns or escape codes, and the lines stay whole."""
+    config_path = tmp_path / "config.yaml"
+    config_path.write_text(tiny_config(max_steps=2).to_yaml())
+    log = tmp_path / "train.err"
+    with log.open("w") as stream:
+        done = subprocess.run([sys.executable, "-m", "vision_bench", "train", str(config_path), "--out",
+                               str(tmp_path / "run")], stderr=stream, stdout=subprocess.DEVNULL, timeout=300)
+    text = log.read_text()
+    assert done.returncode == 0, text
+    assert "\r" not in text and "\x1b" not in text and "100%" not in text
+    assert "vision-bench train: epoch 2/2, step 2/2: train_loss " in text

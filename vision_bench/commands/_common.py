@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,22 @@ def add_progress_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Progress bars unless `--no-progress` or `--quiet`; `--quiet` also silences the `vision_bench` logger."""
+    """Progress bars unless `--no-progress` or `--quiet`, or standard error is not a terminal (a log file or a
+    pipe, where bars would leave their escape codes; long runs then log a heartbeat line instead);
+    `--quiet` also silences the `vision_bench` logger."""
     if getattr(args, "quiet", False):
         logging.getLogger("vision_bench").setLevel(logging.WARNING)
-    return not (getattr(args, "no_progress", False) or getattr(args, "quiet", False))
+    if getattr(args, "no_progress", False) or getattr(args, "quiet", False):
+        return False
+    return _is_terminal(sys.stderr)
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed stream
+        return False
 
 
 def add_device_argument(parser: argparse.ArgumentParser, default: str | None = "auto",
