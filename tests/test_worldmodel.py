@@ -23,7 +23,7 @@ from vision_bench.evaluation.rollout import (
 )
 from vision_bench.metrics.inputs import NO_COLOUR
 from vision_bench.tasks.config import SampleCounts, TaskConfig, WorldModelConfig
-from vision_bench.tasks.families.world_model import transition_step
+from vision_bench.tasks.families.world_model import GROUND_TRUTH_NOTE, transition_step
 from vision_bench.tasks.objects import ObjectFilter
 from vision_bench.tasks.sampling import generate_sample
 from vision_bench.tasks.studies import get_study
@@ -267,7 +267,10 @@ def test_evaluate_rollout_flag_rolls_a_world_model_run_out(tmp_path, capsys) -> 
     train(config, tmp_path / "wm", progress=False)
     assert main(["evaluate", str(tmp_path / "wm"), "--n-test", "3", "--baselines", "", "--rollout", "grid",
                  "--batch-size", "4", "--no-progress", "--offline"]) == 0
-    assert "rollout.json" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "rollout.json" in printed
+    assert f"note: {GROUND_TRUTH_NOTE}" in printed  # why the one-step ground_truth is not a perfect ceiling
+    assert GROUND_TRUTH_NOTE in json.loads((tmp_path / "wm" / "evaluation" / "metrics.json").read_text())["notes"]
     document = json.loads((tmp_path / "wm" / "evaluation" / "rollout" / "rollout.json").read_text())
     assert document["feedback"] == "grid"
     closed = next(iter(document["splits"]["test_id"].values()))["closed_loop"]

@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         by_status.setdefault(str(status), []).append(name)
     for status, names in by_status.items():  # one line per reason: a family's five metrics share theirs
         print(f"{', '.join(names)}: {status}")
+    for note in metrics.get("notes", []):
+        print(f"note: {note}")
     print(f"wrote {result.metrics_path}, {result.samples_path} and {len(result.sheets)} sample sheets")
     if args.rollout is not None:
         from vision_bench.bench.rollout_report import roll_out_run

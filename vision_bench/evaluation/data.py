@@ -152,6 +152,14 @@ def study_data(
     return task_data(task_config, spec, splits, {"study": study})
 
 
+def family_notes(task_config: TaskConfig, note: str | None) -> list[str]:
+    """The evaluation's notes on a task config's data: `note` (from `training_sequences`) and its family's
+    `evaluation_note`."""
+    from vision_bench.tasks.families import family_of
+
+    return [text for text in (note, family_of(task_config).evaluation_note) if text]
+
+
 def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...],
               source: Mapping[str, str]) -> EvaluationData:
     """On-the-fly datasets of a task config; `source` says where it came from (a study id, an inline task)."""
@@ -164,7 +172,7 @@ def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...]
         train=open_dataset(task_config, "train", spec=spec),
         id_sequences=sequences,
         source={**source, "counts": {s: task_config.count(s) for s in ("train", *splits)}},
-        notes=[note] if note else [],
+        notes=family_notes(task_config, note),
         unavailable=_unavailable(task_config, note),
         **task_facts(task_config),
     )
@@ -227,7 +235,7 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
         train=open_dataset(str(path), "train", spec=spec) if counts.get("train", 0) else None,
         id_sequences=sequences,
         source={"path": str(path), "counts": {s: counts.get(s, 0) for s in ("train", *splits)}},
-        notes=[note] if note else [],
+        notes=family_notes(task_config, note),
         unavailable=_unavailable(task_config, note),
         **task_facts(task_config),
     )

@@ -47,7 +47,8 @@ class TaskFamily:
     `rule_in_batch`: whether the `ground_truth` baseline can apply a batch's sequence and task code to its
     input grids; when not (a C-ARC episode's grammar, an SVIB scene's rule), it draws the true targets.
     `metrics`: metrics that only this family's samples support (factor accuracy on SVIB's scenes);
-    evaluation reports them unavailable for every other family.
+    evaluation reports them unavailable for every other family. `evaluation_note`: what a reader of this
+    family's evaluation must know to read its numbers, printed with them and kept in metrics.json's notes.
     """
 
     sample: Sampler
@@ -65,6 +66,7 @@ class TaskFamily:
     fields: str = ""
     metrics: frozenset[str] = frozenset()
     rule_in_batch: bool = True
+    evaluation_note: str | None = None
 
     @property
     def episodes(self) -> bool:

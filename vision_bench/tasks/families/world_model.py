@@ -79,9 +79,17 @@ def _is_world_model(config: TaskConfig) -> bool:
     return config.kind == "world_model" and config.episode is None and config.scene is None
 
 
+GROUND_TRUTH_NOTE = (
+    "ground_truth here re-applies each step's action to the input frame's grid: where objects touch, the frame "
+    "alone no longer tells them apart, so it can differ from the generator's next frame and score below 100% "
+    "(`evaluate --rollout` scores the true next frame instead, perfect at every step)"
+)
+"""Why the one-step `ground_truth` is not a perfect ceiling on world-model data (`evaluation.rollout`'s docstring
+has the counts)."""
+
 WORLD_MODEL = TaskFamily(_sample, "world-model studies", claims=_is_world_model, sequence_sample=_whole_sample,
-                         fields="kind: world_model",
-                         study_prefix=STUDY_PREFIX, one_step=True, reports=frozenset({ROLLOUTS}), over=over)
+                         fields="kind: world_model", study_prefix=STUDY_PREFIX, one_step=True,
+                         reports=frozenset({ROLLOUTS}), over=over, evaluation_note=GROUND_TRUTH_NOTE)
 """The registered entry; `family_of` gives a config's entry over its family (`over`)."""
 
 FAMILIES.add("world_model", WORLD_MODEL,
