@@ -224,6 +224,39 @@ def test_a_folder_load_dataset_reads_gives_items_with_grids(exports: dict[str, P
         assert_same_items(dataset.__getitems__(range(5)), [expected[i] for i in range(5)])
 
 
+@pytest.mark.parametrize("source, repo, revision", [
+    ("hf://datasets/user/name", "user/name", None),  # the Hub's own path form
+    ("hf://datasets/user/name@v1.0", "user/name", "v1.0"),
+    ("hf://user/name@0123abc", "user/name", "0123abc"),
+    ("hf://user/name", "user/name", None),
+])
+def test_hub_ids_and_revisions_reach_load_dataset(exports: dict[str, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, source: str, repo: str,
+                                                  revision: str | None) -> None:
+    """`datasets.load_dataset` receives the repository id and the revision (here answered from a local copy, as the
+    Hub would send the same files)."""
+    import datasets
+
+    from vision_bench.data.hf_datasets import load_splits
+
+    folder = tmp_path / "hub-copy"
+    shutil.copytree(exports["parquet"], folder, ignore=shutil.ignore_patterns("manifest.json"))
+    asked: list[tuple[str, str | None]] = []
+    real = datasets.load_dataset
+
+    def from_the_hub(path: str, revision: str | None = None, **options: object) -> object:
+        asked.append((path, revision))
+        return real(str(folder), **options)
+
+    monkeypatch.setattr(datasets, "load_dataset", from_the_hub)
+    load_splits.cache_clear()
+    try:
+        dataset = open_dataset(source, "test_ood")
+    finally:
+        load_splits.cache_clear()
+    assert asked == [(repo, revision)] and len(dataset) == len(ParquetImageDataset(exports["parquet"], "test_ood"))
+
+
 # ---------------------------------------------------------------------------- training and evaluation
 
 

@@ -77,8 +77,11 @@ def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
     try:
         if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
             loaded = datasets.load_from_disk(str(folder))
+        elif folder.is_dir():
+            loaded = datasets.load_dataset(str(folder))
         else:
-            loaded = datasets.load_dataset(str(folder) if folder.is_dir() else name)
+            repo, revision = hub_reference(name)
+            loaded = datasets.load_dataset(repo, revision=revision)
     except Exception as error:  # datasets raises many types (hub, network, builder, file errors)
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{source}: cannot be loaded as a Hugging Face dataset ({first_line}); give a Hub id "
@@ -86,6 +89,14 @@ def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
     if isinstance(loaded, datasets.Dataset):  # one saved split
         return {str(loaded.split or "train"): loaded}
     return dict(loaded)
+
+
+def hub_reference(name: str) -> tuple[str, str | None]:
+    """(repository id, revision or None) of a Hub dataset named as `USER/NAME`, `datasets/USER/NAME` (the Hub's
+    own `hf://datasets/...` path) or either with `@REVISION` (a branch, tag or commit)."""
+    repo, _, revision = name.partition("@")
+    repo = repo.removeprefix("datasets/").strip("/")
+    return repo, revision or None
 
 
 def _check_local_only(folder: Path, source: str) -> None:
