@@ -210,8 +210,20 @@ def test_save_to_disk_folder_with_named_columns_and_splits(saved_hf: Path) -> No
     assert (item["split"], item["index"]) == ("val_id", 2)
     with pytest.raises(DataError, match=r"has no columns 'input', 'target' \(it has image, mask\)"):
         open_dataset(saved_hf, "train")
-    with pytest.raises(DataError, match=r"has no split 'val_id' \(it has train, validation\); map"):
+    with pytest.raises(DataError, match=r"has no split 'val_id' \(it has train, validation\); map ours to its "
+                       r"names with dataset.splits, e.g. \{val_id: validation\}, or leave val_id out of "
+                       r"dataset.val_splits"):
         open_dataset(saved_hf, "val_id", columns=columns)
+
+
+def test_split_fixes_point_to_the_closest_split_or_to_val_splits() -> None:
+    from vision_bench.data.hf_datasets import split_fix
+
+    assert split_fix("test_ood", ["train", "validation", "test"]) == (
+        "map ours to its names with dataset.splits, e.g. {test_ood: test}")
+    assert split_fix("val_ood", ["train"]) == (
+        "leave val_ood out of dataset.val_splits (and pick checkpoint.select_on among those kept)")
+    assert split_fix("test_id", ["train"]) == "map ours to its names with dataset.splits, e.g. {test_id: train}"
 
 
 def test_a_folder_load_dataset_reads_gives_items_with_grids(exports: dict[str, Path], tmp_path: Path) -> None:

@@ -216,12 +216,23 @@ def open_hf_dataset(source: str, split: str, *, splits: Mapping[str, str] | None
     available = load_splits(source)
     name = source_split(split, splits)
     if name not in available:
-        raise DataError(
-            f"{source}: has no split {name!r} (it has {', '.join(available)}); map ours to its names with "
-            f"dataset.splits, e.g. {{{split}: {next(iter(available), 'train')}}}"
-        )
+        raise DataError(f"{source}: has no split {name!r} (it has {', '.join(available)}); "
+                        f"{split_fix(split, list(available))}")
     return HFImageDataset(available[name], source, split, columns=columns, spec=spec)
 
 
+def split_fix(split: str, available: list[str]) -> str:
+    """How to give our `split` a split of a dataset that has `available` ones: map it to the closest (a validation
+    split to one named like `validation`, a test split to one named like `test`) with dataset.splits; a
+    validation split with nothing to map to can be left out of dataset.val_splits instead."""
+    kind = "val" if split.startswith("val") else "test" if split.startswith("test") else split
+    fitting = [name for name in available if kind in name.lower()] or [n for n in available if n != "train"]
+    hint = f"map ours to its names with dataset.splits, e.g. {{{split}: {fitting[0]}}}" if fitting else ""
+    if kind == "val":
+        leave = f"leave {split} out of dataset.val_splits (and pick checkpoint.select_on among those kept)"
+        return f"{hint}, or {leave}" if hint else leave
+    return hint or f"map ours to its names with dataset.splits, e.g. {{{split}: {available[0]}}}"
+
+
 __all__ = ["HF_PREFIX", "HFImageDataset", "is_hf_source", "is_local_hf_source", "load_splits", "looks_like_hf_folder",
-           "open_hf_dataset"]
+           "open_hf_dataset", "split_fix"]
