@@ -124,6 +124,27 @@ def test_vit_palette_head_and_task_code_come_back_exactly(tmp_path) -> None:
     plain.load_state_dict(load_file(tmp_path / "vit" / encoder["file"]))
 
 
+def test_a_model_carries_its_build_options_to_save_pretrained(tmp_path) -> None:
+    """No options passed: the model's own (create_model's) are written, the render spec among them, and the
+    folder rebuilds the same model; a loaded model carries them too, so it saves again unchanged."""
+    from render.spec import RenderSpec
+
+    spec = RenderSpec(size=(SIZE, SIZE), layout=f"cell:{SIZE // 8}:top-left")
+    options = {"image_size": SIZE, "grid_size": 8, "input": "image", "render_spec": spec}
+    torch.manual_seed(0)
+    model = create_model("cogitao:resnet", **options).eval()
+    assert model.build_options == options
+    save_pretrained(model, tmp_path / "own")
+    config = read_model_config(tmp_path / "own")
+    assert config["model_args"] == {"image_size": SIZE, "grid_size": 8, "input": "image"}
+    assert RenderSpec.from_dict(config["render_spec"]) == spec
+    loaded = load_pretrained(tmp_path / "own")
+    images = fixed_images(2)
+    assert torch.equal(loaded(images), model(images))
+    save_pretrained(loaded, tmp_path / "again")
+    assert read_model_config(tmp_path / "again")["model_args"] == config["model_args"]
+
+
 def test_a_model_without_timm_encoder_writes_no_encoder_file(tmp_path) -> None:
     model = create_model("svib:i2i-cnn", image_size=SIZE).eval()
     out = tmp_path / "svib"

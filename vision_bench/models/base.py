@@ -71,6 +71,8 @@ class ImageToImageModel(nn.Module, ABC):
         self.backbone = backbone
         self.head = head
         self.image_size = image_size
+        self.build_options: dict[str, Any] = {}
+        """The options `create_model` built the model with (it sets them): what `save_pretrained` writes."""
 
     @classmethod
     @abstractmethod

@@ -83,15 +83,19 @@ def save_pretrained(
     model: ImageToImageModel,
     folder: str | Path,
     *,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any] | None = None,
     render_spec: RenderSpec | None = None,
     trained_steps: int | None = None,
 ) -> list[Path]:
     """Write `model` (built by `create_model(model.name, **portable_options(options))`) to `folder`.
 
-    `render_spec` is the RenderSpec (or its dict) the model's training images were drawn with.
+    `options` default to the model's own `build_options` (what `create_model` built it with), and
+    `render_spec` to the one among them: the RenderSpec (or its dict) its training images were drawn with.
     Returns the files written, config.json last.
     """
+    options = model.build_options if options is None else options
+    if render_spec is None:
+        render_spec = options.get("render_spec")
     if not model.trainable:
         raise ModelFolderError(
             f"{model.name} is a baseline without trained weights: there is nothing to export; "

@@ -74,7 +74,9 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
     extra = _without_other_families_options(family, str(name), extra)
     check_size(str(name), lambda: family.build(backbone or None, replace(shared, pretrained=False,
                                                                          pretrained_file=None), own, extra))
-    return family.build(backbone or None, shared, own, extra)
+    model = family.build(backbone or None, shared, own, extra)
+    model.build_options = dict(options)
+    return model
 
 
 def model_family(name: str) -> type[ImageToImageModel]:
