@@ -46,6 +46,8 @@ def test_readme_paths_and_names_resolve_from_any_folder(tmp_path, monkeypatch) -
         assert resolve_config(Path(given)).resolve() == expected
     for left in ("configs/../../pyproject.toml", "paper/nope", "/nowhere/paper/envgen_g1.yaml", "configs"):
         assert resolve_config(Path(left)) == Path(left)
+    (tmp_path / "train_smoke").mkdir()  # a folder of that name (a run's --out) does not hide the config
+    assert resolve_config(Path("train_smoke")).resolve() == (CONFIGS / "train_smoke.yaml").resolve()
     mine = tmp_path / "configs" / "paper" / "envgen_g1.yaml"
     mine.parent.mkdir(parents=True)
     mine.write_text("name: mine\n", encoding="utf-8")

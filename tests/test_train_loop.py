@@ -225,9 +225,8 @@ def test_resume_refuses_another_config_and_names_the_keys(copy_input_run) -> Non
     changed = make_config("copy_input", optimizer={"lr": 0.5}, training={"epochs": 100, "batch_size": 4})
     with pytest.raises(CheckpointError, match=r"differs from the run's in optimizer\.lr, training\.batch_size; "):
         train(changed, copy_input_run, resume=True, progress=False)  # epochs raised: allowed, so not named
-    for fewer in ({"max_steps": 5}, {"epochs": 1}):
-        with pytest.raises(CheckpointError, match=r"in training\.(max_steps|epochs); .* may only raise"):
-            train(make_config("copy_input", training=fewer), copy_input_run, resume=True, progress=False)
+    with pytest.raises(CheckpointError, match=r"training\.epochs changed the run would train 0 steps, not more"):
+        train(make_config("copy_input", training={"epochs": 100}), copy_input_run, resume=True, progress=False)
     runtime_only = make_config("copy_input").replace(runtime={"device": "cpu", "num_workers": 0})
     assert train(runtime_only, copy_input_run, resume=True, progress=False).finished
 
@@ -236,19 +235,28 @@ def test_a_finished_run_resumes_to_train_longer(tmp_path, caplog) -> None:
     """A raised max_steps continues the finished run from its last step (its first 6 steps untouched) to the new
     end, rewrites config.yaml, says so in the log, and recomputes the schedule over the new length; resuming again
     with the same config is a finished run."""
-    first = train(make_config(), tmp_path, progress=False)
-    before = step_losses(tmp_path)
+    first = train(make_config(), tmp_path / "run", progress=False)
+    before = step_losses(tmp_path / "run")
+    for fewer in ({"max_steps": 5}, {"max_steps": None, "epochs": 1}):  # 5 steps; 1 epoch of 4 steps
+        with pytest.raises(CheckpointError, match=r"would train [45] steps, not more than its 6"):
+            train(make_config(training=fewer), tmp_path / "run", resume=True, progress=False)
     longer = make_config(training={"max_steps": 10})
     with caplog.at_level("WARNING"):
-        resumed = train(longer, tmp_path, resume=True, progress=False)
+        resumed = train(longer, tmp_path / "run", resume=True, progress=False)
     assert first.step == 6 and resumed.finished and resumed.step == 10
-    assert step_losses(tmp_path)[:6] == before and [s for s, _ in step_losses(tmp_path)] == list(range(1, 11))
-    assert "training.max_steps 6 -> 10" in caplog.text and "recomputed" in caplog.text
+    assert step_losses(tmp_path / "run")[:6] == before
+    assert [s for s, _ in step_losses(tmp_path / "run")] == list(range(1, 11))
+    assert "training.max_steps changed: 6 -> 10 steps" in caplog.text and "recomputed" in caplog.text
+    whole = train(longer, tmp_path / "whole", progress=False)  # the curve of a run made for 10 steps
+    rates = {(r["step"]): r["lr"] for r in read_records(tmp_path / "run" / "metrics.jsonl") if r["kind"] == "step"}
+    expected = {r["step"]: r["lr"] for r in read_records(whole.run_dir / "metrics.jsonl") if r["kind"] == "step"}
+    assert [rates[step] for step in range(7, 11)] == [expected[step] for step in range(7, 11)]
+    assert rates[7] > 0  # the old curve had reached 0 at step 6
     state = torch.load(resumed.last_checkpoint, weights_only=True)
-    written = TrainConfig.from_yaml(tmp_path / "config.yaml")
+    written = TrainConfig.from_yaml(tmp_path / "run" / "config.yaml")
     assert written.training.max_steps == 10 and written.experiment_hash() == state["config_hash"]
     assert state["scheduler"]["last_epoch"] == 10
-    assert train(longer, tmp_path, resume=True, progress=False).step == 10
+    assert train(longer, tmp_path / "run", resume=True, progress=False).step == 10
 
 
 def test_resume_from_a_corrupt_checkpoint_is_one_clear_error(tmp_path) -> None:

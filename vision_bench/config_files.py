@@ -47,9 +47,9 @@ def packaged_configs() -> dict[str, Path]:
 
 
 def resolve_config(path: Path) -> Path:
-    """`path` when something is there; else the packaged config it names (`configs/NAME.yaml`, `NAME.yaml` or
-    `NAME`, NAME relative to the configs folder), if there is one; else `path` (which then fails to read)."""
-    if path.exists() or path.is_absolute():
+    """`path` when it is a file; else the packaged config it names (`configs/NAME.yaml`, `NAME.yaml` or `NAME`,
+    NAME relative to the configs folder), if there is one; else `path` (which then fails to read)."""
+    if path.is_file() or path.is_absolute():
         return path
     parts = path.parts[1:] if path.parts[:1] == (CONFIGS_DIR,) else path.parts
     name = Path(*parts).as_posix() if parts else ""

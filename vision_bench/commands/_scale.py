@@ -33,6 +33,8 @@ SMALL_COUNTS = {"n_train": 1_000, "n_val": 100, "n_test": 100}
 REFERENCE_PIXELS = 128 * 128
 """The image area a format's `bytes_per_pair` is given for (`ExportFormat`)."""
 EPISODE_SECONDS = 0.03
+"""Extra time per C-ARC query generated in order: 0.008 s (Systematicity) to 0.03 s (3-Shot) measured
+with `generate` on 540 queries (the ten queries of an episode share its study pairs and grammar)."""
 STARTUP_SECONDS = 3.0
 """One process's start before the first pair: imports and the object library (2.7 s measured for `generate` of one
 pair, docs/benchmarks.md)."""
@@ -46,8 +48,6 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         return os.cpu_count() or 1
-"""Extra time per C-ARC query generated in order: 0.008 s (Systematicity) to 0.03 s (3-Shot) measured
-with `generate` on 540 queries (the ten queries of an episode share its study pairs and grammar)."""
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
@@ -20,7 +21,7 @@ from torch import nn
 
 from vision_bench.errors import UserError
 from vision_bench.io.atomic import atomic_output
-from vision_bench.train.config import TrainConfig, differing_keys, flatten
+from vision_bench.train.config import TrainConfig, differing_keys
 from vision_bench.weights.torch_files import foreign_pickle_warnings_off, load_failure
 
 if TYPE_CHECKING:
@@ -171,40 +172,43 @@ def config_of(payload: dict[str, Any], path: str | Path) -> TrainConfig:
 
 
 EXTENDABLE = ("training.epochs", "training.max_steps")
-"""The keys a resumed run may raise, to train longer: everything else must equal the run's."""
+"""The keys a resumed run may change, to train longer: everything else must equal the run's."""
 
 
-def extended_keys(stored: TrainConfig, config: TrainConfig) -> dict[str, tuple[Any, Any]]:
-    """{key: (the run's value, `config`'s)} of the `EXTENDABLE` keys that `config` raises (a larger number; for
-    max_steps also none: no cap)."""
-    old, new = flatten(stored.experiment()), flatten(config.experiment())
-    return {key: (old.get(key), new.get(key)) for key in EXTENDABLE
-            if old.get(key) != new.get(key) and _raised(old.get(key), new.get(key))}
+class Extension(NamedTuple):
+    """A resumed run made longer: the keys that changed and its length in steps before and after."""
+
+    keys: list[str]
+    before: int
+    after: int
 
 
-def _raised(old: Any, new: Any) -> bool:
-    if new is None:  # max_steps unset: no cap
-        return old is not None
-    return isinstance(old, int) and isinstance(new, int) and new > old
-
-
-def resume_payload(path: Path, config: TrainConfig) -> dict[str, Any]:
-    """The checkpoint a run resumes from, refused when its experiment differs from `config`'s in anything but a
-    raised `training.epochs` or `training.max_steps` (`extended_keys`)."""
+def resume_payload(path: Path, config: TrainConfig, total_steps: Callable[[TrainConfig], int]
+                   ) -> tuple[dict[str, Any], Extension | None]:
+    """The checkpoint a run resumes from, and its `Extension` when `config` trains it longer: refused when the
+    experiment differs from the run's in anything but `EXTENDABLE` keys, or when those do not make it longer
+    (`total_steps` counts a config's steps: max_steps, else epochs x the run's steps per epoch)."""
     if not path.exists():
         raise CheckpointError(f"{path}: nothing to resume; run without --resume to start this run")
     payload = read_checkpoint(path)
-    if payload["config_hash"] != config.experiment_hash():
-        stored = config_of(payload, path)
-        extended = extended_keys(stored, config)
-        keys = [key for key in differing_keys(stored.experiment(), config.experiment()) if key not in extended]
-        if keys or not extended:
-            raise CheckpointError(
-                f"cannot resume {path.parent.parent}: the config differs from the run's in "
-                f"{', '.join(keys or ['(unknown)'])}; restore those keys or start a new run with another --out "
-                "(a resumed run may only raise training.epochs or training.max_steps)"
-            )
-    return payload
+    if payload["config_hash"] == config.experiment_hash():
+        return payload, None
+    stored = config_of(payload, path)
+    keys = differing_keys(stored.experiment(), config.experiment())
+    other = [key for key in keys if key not in EXTENDABLE]
+    if other or not keys:
+        raise CheckpointError(
+            f"cannot resume {path.parent.parent}: the config differs from the run's in "
+            f"{', '.join(other or ['(unknown)'])}; restore those keys or start a new run with another --out "
+            "(a resumed run may only train longer: raise training.epochs or training.max_steps)"
+        )
+    before, after = total_steps(stored), total_steps(config)
+    if after <= before:
+        raise CheckpointError(
+            f"cannot resume {path.parent.parent}: with {', '.join(keys)} changed the run would train {after} steps, "
+            f"not more than its {before}; restore those keys, or raise them so that it trains longer"
+        )
+    return payload, Extension(keys, before, after)
 
 
 def load_model_state(model: nn.Module, state: dict[str, torch.Tensor], path: str | Path) -> None:

@@ -30,8 +30,6 @@ from vision_bench.io.atomic import atomic_write_text, output_folder
 from vision_bench.train import components
 from vision_bench.train.checkpoint import (
     capture_rng_state,
-    config_of,
-    extended_keys,
     load_model_state,
     restore_rng_state,
     resume_payload,
@@ -63,7 +61,7 @@ from vision_bench.train.logging import (
     messages_above_progress_bar,
     read_records,
 )
-from vision_bench.train.schedule import build_scheduler
+from vision_bench.train.schedule import build_scheduler, resume_schedule
 from vision_bench.train.validate import validate, validation_loaders
 
 CHECKPOINT_DIR = "checkpoints"
@@ -164,7 +162,7 @@ class _Run:
             batch_size=training.eval_batch_size, num_workers=self.config.runtime.num_workers, pin_memory=pin_memory,
         )
         # max_steps, when set, replaces epochs as the length of the run
-        self.total_steps = (training.max_steps or training.epochs * self.steps_per_epoch) if self.trainable else 0
+        self.total_steps = self._total_steps_of(self.config)
         self.optimizer = self._optimizer() if self.trainable else None
         self.scheduler = None if self.optimizer is None else build_scheduler(
             self.optimizer,
@@ -216,14 +214,20 @@ class _Run:
                 output_folder(self.run_dir)
                 atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
             return None
-        payload = resume_payload(self.last_path, self.config)
-        extended = extended_keys(config_of(payload, self.last_path), self.config)
-        if extended and self.context.is_main:
-            atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())
-            changes = ", ".join(f"{key} {old} -> {new}" for key, (old, new) in extended.items())
-            logger.warning("%s: training longer (%s); the learning-rate schedule is recomputed over the new length "
-                           "from step %d on", self.run_dir, changes, int(payload["step"]))
+        payload, extension = resume_payload(self.last_path, self.config, self._total_steps_of)
+        if self.context.is_main:
+            atomic_write_text(self.run_dir / CONFIG_FILE, self.config.to_yaml())  # the config this session runs
+            if extension is not None:
+                logger.warning("%s: training longer (%s changed: %d -> %d steps); the learning-rate schedule is "
+                               "recomputed over the new length from step %d on", self.run_dir,
+                               ", ".join(extension.keys), extension.before, extension.after, int(payload["step"]))
         return payload
+
+    def _total_steps_of(self, config: TrainConfig) -> int:
+        """The steps `config` trains this run for: max_steps, else its epochs of this run's steps per epoch."""
+        if not self.trainable:
+            return 0
+        return config.training.max_steps or config.training.epochs * self.steps_per_epoch
 
     # ----------------------------------------------------------------- checkpoint state
 
@@ -250,6 +254,7 @@ class _Run:
         if self.optimizer is not None and self.scheduler is not None:
             self.optimizer.load_state_dict(payload["optimizer"])
             self.scheduler.load_state_dict(payload["scheduler"])
+            resume_schedule(self.scheduler)
             self.scaler.load_state_dict(payload["scaler"])
         restore_rng_state(payload["rng"])
         self.step = int(payload["step"])

@@ -34,3 +34,12 @@ def build_scheduler(
         warmup_cosine_factor, warmup_steps=warmup_steps, total_steps=total_steps, min_ratio=min_ratio
     )
     return LambdaLR(optimizer, factor)
+
+
+def resume_schedule(scheduler: LambdaLR) -> None:
+    """Set every parameter group's learning rate to the scheduler's curve at its restored step: the optimizer's
+    saved state holds the rate of the run's old curve, which a run resumed to train longer no longer follows."""
+    rates = [base * factor(scheduler.last_epoch) for base, factor in zip(scheduler.base_lrs, scheduler.lr_lambdas)]
+    for group, rate in zip(scheduler.optimizer.param_groups, rates):
+        group["lr"] = rate
+    scheduler._last_lr = rates  # what get_last_lr() reports
