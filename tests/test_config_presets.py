@@ -200,7 +200,7 @@ def test_cogitao_envgen_reads_grids_and_images_of_one_canvas():
     """ResNet and Grid-TF on grids and on images, and the Vanilla-TF-sized RoPE ViT, at the release's recipe on
     EnvGen's translate experiments; every image model reads one patch per cell of a 15 x 15 canvas, as the grid
     models do."""
-    from vision_bench.train.components import build_model, resolve_spec
+    from vision_bench.train.components import build_model, resolve_config, resolve_spec
 
     config = load_bench_config(PAPER / "cogitao_envgen.yaml")
     assert _experiments(config) == ["envgen/G1/1", "envgen/G3/1", "envgen/G4/1"]
@@ -213,9 +213,10 @@ def test_cogitao_envgen_reads_grids_and_images_of_one_canvas():
     for train_config, model in zip(_first_cell_configs(config), config.models):
         training = train_config.training
         assert (training.batch_size, training.epochs, training.precision, training.grad_clip) == (32, 10, "fp16", 1.0)
-        built = build_model(train_config, resolve_spec(train_config))
+        spec = resolve_spec(train_config)
+        built = build_model(resolve_config(train_config, spec, get_study("envgen/G1/1")), spec)
         if model.name.startswith("cogitao:"):  # grid input: training sets grid_size to the experiment's canvas
-            assert built.grid_size == 15 or model.options.get("input") is None
+            assert built.grid_size == 15
         else:
             assert built.describe()["patch_size"] * 15 == config.data.spec["size"][0]
 

@@ -206,12 +206,14 @@ def test_evaluating_other_data_keeps_the_runs_own_evaluation(
     export_dataset(translate_config, SPEC, tmp_path / "other", ExportOptions(format="folder"))
     argv = ["evaluate", str(trained_run), "--batch-size", "4", "--baselines", "copy_input", "--no-progress"]
     assert main([*argv, "--data", str(tmp_path / "other")]) == 0
-    assert (trained_run / "evaluation_other" / "metrics.json").is_file()
-    assert (own.read_bytes() if own.is_file() else None) == before
+    written = sorted(trained_run.glob("evaluation_other_*"))
+    assert [len(path.name) for path in written] == [len("evaluation_other_") + 8]
+    assert (written[0] / "metrics.json").is_file() and (own.read_bytes() if own.is_file() else None) == before
+    cli_error([*argv, "--data", str(tmp_path / "other"), "--rollout", "image"], capsys, "without --rollout")
     export_dataset(translate_config, RenderSpec(size=(32, 32)), tmp_path / "small", ExportOptions(format="folder"))
     cli_error([*argv, "--data", str(tmp_path / "small")], capsys, "another render spec than the run's",
               "size 32x32 (the run's: 64x64)", "--size 64 64", "--format grids")
-    assert not (trained_run / "evaluation_small").exists()
+    assert not list(trained_run.glob("evaluation_small*"))
 
 
 def test_cli_evaluate_names_a_missing_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import shutil
 import site
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,10 @@ def test_a_built_wheel_trains_and_evaluates_on_its_packaged_config_outside_the_s
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp_path / "dist")],
                    check=True, capture_output=True, timeout=600)
     wheel = next((tmp_path / "dist").glob("vision_bench-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:  # every config ships, whatever folder it is in
+        shipped = sorted(name.removeprefix("vision_bench/configs/").removesuffix(".yaml")
+                         for name in archive.namelist() if name.startswith("vision_bench/configs/"))
+    assert shipped == _names(CONFIGS)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"

@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated baselines to evaluate alongside, '' for none "
                         "(default: copy_input,mean_target,ground_truth)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default: RUN_DIR/evaluation; with --data, RUN_DIR/evaluation_<its name>)")
+                        help="output folder (default: RUN_DIR/evaluation; with --data, "
+                        "RUN_DIR/evaluation_<its name>_<8 hex digits of its source>)")
     parser.add_argument("--batch-size", type=int, default=64, help="evaluation batch size (default: 64)")
     add_device_argument(parser)
     parser.add_argument("--sheet-samples", type=int, default=4, help="best and worst samples per sheet (default 4)")
@@ -84,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--batch-size, --sheet-samples and --n-test must be positive integers")
     if args.out is not None:
         check_out_folder(args.out, NAME)
+    if args.rollout is not None and args.data is not None:
+        raise ConfigError("--rollout rolls the run's own world-model study out; evaluate other data (--data) without "
+                          "--rollout, or roll out without --data")
     if args.rollout is not None:
         _prepare_rollout(args)
     prepare_lpips(args.lpips_net, args.offline)

@@ -180,8 +180,12 @@ def task_data(task_config: TaskConfig, spec: RenderSpec, splits: tuple[str, ...]
 
 def check_export_spec(path: Path, settings: Mapping[str, Any], spec: RenderSpec) -> None:
     """A `ConfigError` naming the differences when an export of images was drawn with another render spec than
-    the run's `spec` (a model reads images as it was trained on them); a grids export is drawn with `spec`."""
-    if settings.get("format") == "grids":
+    the run's `spec` (a model reads images as it was trained on them); an export without images (its format's
+    `images` is false: `grids`) is drawn with `spec`."""
+    from vision_bench.data.export_formats import FORMATS
+
+    kind = settings.get("format")
+    if isinstance(kind, str) and kind in FORMATS and not FORMATS[kind].images:
         return
     stored = type(spec).from_dict(dict(settings["render_spec"])).to_dict()  # the export's, read as specs are now
     wanted = spec.to_dict()

@@ -7,6 +7,7 @@ must score GA 100 and MSE 0 after render -> decode. (SVIB's Oracle is a trained 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -76,14 +77,18 @@ def checkpoint_path(run_dir: Path, checkpoint: str) -> Path:
 def evaluation_dir(run_dir: Path, out_dir: str | Path | None, *, make: bool = True,
                    data: str | Path | None = None) -> Path:
     """`out_dir`, or when None RUN_DIR/evaluation, and for other `data` than the run's own
-    RUN_DIR/evaluation_<data's name> (so it never replaces the run's own evaluation): made (or with
-    `make=False` only checked) by `output_folder`, so it is never a link placed there to send the files
-    elsewhere."""
+    RUN_DIR/evaluation_<data's name>_<8 hex digits of its full source> (so it never replaces the run's own
+    evaluation, nor that of another dataset of the same name): made (or with `make=False` only checked) by
+    `output_folder`, so it is never a link placed there to send the files elsewhere."""
     if out_dir is not None:
         return output_folder(out_dir, make=make)
     if data is not None:
-        name = safe_name(Path(str(data).rstrip("/")).name or "data")
-        return output_folder(run_dir, f"{OUTPUT_DIR}_{name}", make=make)
+        source = str(data)
+        local = Path(source).expanduser()
+        whole = str(local.resolve()) if local.exists() else source
+        name = safe_name(Path(source.rstrip("/")).name or "data")[:40]
+        digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+        return output_folder(run_dir, f"{OUTPUT_DIR}_{name}_{digest}", make=make)
     return output_folder(run_dir, OUTPUT_DIR, make=make)
 
 
