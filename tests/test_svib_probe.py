@@ -17,8 +17,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pytest
 import torch
 from cli_errors import cli_error
+from PIL import Image
 
 from vision_bench.errors import ConfigError
+from vision_bench.evaluation.sheets import COLUMNS, GAP, LABEL_WIDTH, MIN_PANEL
 from vision_bench.models import create_model
 from vision_bench.models.patch_transformer import SVIB_DECODER
 from vision_bench.models.pretrained import load_pretrained, save_pretrained
@@ -155,6 +157,22 @@ def test_ssm_slot_predicts_each_sample_alone_in_eval_mode() -> None:
         assert torch.equal(model.latent(batch["input"]), first)
 
 
+def test_ssm_slot_gives_each_slots_attention_for_the_sample_sheets() -> None:
+    """One grey image per slot: SAVi's attention on the input with the slots of the prediction (eval mode), at
+    the image's size, summing to 1 over the slots at every pixel; SSM-VAE gives none."""
+    model = create_model("svib:ssm-slot", **TINY).eval()
+    batch = image_batch(3)
+    images = model.sheet_images(batch)
+    assert list(images) == [f"slot {k} attention" for k in (1, 2, 3, 4)]
+    stacked = torch.stack(list(images.values()))  # (slots, B, 3, S, S)
+    assert stacked.shape == (4, 3, 3, SIZE, SIZE) and torch.equal(stacked[:, :, 0], stacked[:, :, 2])
+    torch.testing.assert_close(stacked.sum(0), torch.ones(3, 3, SIZE, SIZE))
+    _, attention = model.ssm.encode(batch["input"].unsqueeze(1), noise=model.initial_slots(batch["input"]))
+    side = model.ssm.settings.feature_side  # 16: each feature pixel covers 2 x 2 image pixels
+    torch.testing.assert_close(stacked[1, 2, 0, ::2, ::2], attention[2, 0, :, 1].reshape(side, side))
+    assert create_model("svib:ssm-vae", **TINY).sheet_images(batch) == {}
+
+
 # --- refusals, saving, the CLI ----------------------------------------------------------------------------
 
 
@@ -226,3 +244,6 @@ def test_train_and_evaluate_from_the_cli(name: str, tmp_path: Path, capsys: pyte
     capsys.readouterr()
     metrics = json.loads((tmp_path / "run" / "evaluation" / "metrics.json").read_text())
     assert metrics["model"] == name and set(metrics["splits"]) == {"test_id", "test_ood"}
+    sheet = Image.open(tmp_path / "run" / "evaluation" / "sheets" / name.replace(":", "_") / "test_ood_worst.png")
+    columns = len(COLUMNS) + (4 if name == "svib:ssm-slot" else 0)  # SSM-Slot: each slot's attention
+    assert sheet.width == LABEL_WIDTH + columns * (MIN_PANEL + GAP) + GAP

@@ -108,6 +108,11 @@ class ImageToImageModel(nn.Module, ABC):
     def training_loss(self, batch: Batch) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
 
+    def sheet_images(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Extra images of each sample for the evaluation's sample sheets, drawn after the error map: column name ->
+        (B, 3, H, W) float in [0, 1] (svib:ssm-slot: each slot's attention on the input); none by default."""
+        return {}
+
     def begin_step(self, step: int, total_steps: int) -> None:
         """Called by the training loop before each optimizer step's loss, `step` counting the steps done (0 to
         `total_steps` - 1; a resumed run goes on from its step), so that a model can train in phases (see

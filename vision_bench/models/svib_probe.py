@@ -17,8 +17,9 @@ SSM-VAE's one vector (B, 1, latent), SSM-Slot's slots (B, slots, slot_size). `pr
 Validation (eval mode) scores the probe's loss in both phases, so the best checkpoint is chosen on the images the
 model draws, never on the SSM's objective. SSM-Slot's initial slots are random: in training they come from the
 global RNG, as SVIB's; in eval mode each sample's come from a generator seeded with its own input image
-(`seeds.tensor_seed` of its pixels as uint8), so a prediction does not depend on the batch it is in. SVIB's SSMs
-read no task code: task conditioning is refused.
+(`seeds.tensor_seed` of its pixels as uint8), so a prediction does not depend on the batch it is in; its
+`sheet_images` show each slot's attention on the input on the evaluation's sample sheets. SVIB's SSMs read no task
+code: task conditioning is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from vision_bench.data.batch import Batch
 from vision_bench.errors import ConfigError
@@ -98,6 +100,18 @@ class SsmSlotProbeModel(SsmProbeModel):
         if self.training:
             return self.ssm.predict_latent(images)
         return self.ssm.predict_latent(images, noise=self.initial_slots(images))
+
+    @torch.no_grad()
+    def sheet_images(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Each slot's SAVi attention on the input (the last iteration's, summing to 1 over the slots at every
+        feature pixel), as a grey image at the image's size: where the slot that predicts the next frame looks."""
+        inputs, _ = self._inputs(batch)
+        noise = None if self.training else self.initial_slots(inputs)
+        _, attention = self.ssm.encode(inputs.unsqueeze(1), noise=noise)  # (B, 1, side^2, slots)
+        side, size = self.ssm.settings.feature_side, self.image_size
+        maps = attention[:, 0].transpose(1, 2).reshape(-1, 1, side, side).float()
+        maps = F.interpolate(maps, size=(size, size), mode="nearest").reshape(inputs.shape[0], -1, 1, size, size)
+        return {f"slot {k + 1} attention": maps[:, k].expand(-1, 3, -1, -1) for k in range(maps.shape[1])}
 
     def initial_slots(self, images: torch.Tensor) -> torch.Tensor:
         """(B, slots, slot_size) N(0, 1): each sample's from a generator seeded with `SLOT_SEED` and its image."""
