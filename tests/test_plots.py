@@ -17,6 +17,7 @@ from vision_bench.bench import plots
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.plots import PERCENT_LIMITS, Point, value_scale
 from vision_bench.bench.summary import terminal_summary, training_curves, unavailable_note
+from vision_bench.errors import UserError
 from vision_bench.evaluation.sheets import (
     COLORBAR_HEIGHT,
     COLUMNS,
@@ -184,6 +185,24 @@ def test_every_sheet_carries_the_error_colour_bar() -> None:
     rows = np.nonzero((sheet[:, ERROR_X : ERROR_X + MIN_PANEL] == strip[0]).all(axis=(1, 2)))[0]
     assert len(rows) == COLORBAR_HEIGHT and rows[-1] - rows[0] == COLORBAR_HEIGHT - 1  # one bar, under the column
     assert rows[0] > 2 * MIN_PANEL  # below both samples
+
+
+def test_a_models_extra_images_are_columns_after_the_error_map() -> None:
+    """`SheetRow.extras` (a model's `sheet_images`): named columns after the error map, each panel the row's image;
+    every row must carry the same columns."""
+    extra = np.full((8, 8, 3), 200, np.uint8)
+    row = _row(0.5)
+    with_extras = SheetRow(row.input, row.target, row.prediction, "sample", (("slot 1", extra), ("slot 2", extra // 2)))
+    plain, sheet = np.asarray(draw_sheet([row])), np.asarray(draw_sheet([with_extras]))
+    assert sheet.shape[1] == plain.shape[1] + 2 * (MIN_PANEL + GAP) and sheet.shape[0] == plain.shape[0]
+    top = GAP + LINE_HEIGHT
+    for column, value in ((len(COLUMNS), 200), (len(COLUMNS) + 1, 100)):
+        x = LABEL_WIDTH + column * (MIN_PANEL + GAP)
+        assert (sheet[top + 2 : top + MIN_PANEL - 2, x + 2 : x + MIN_PANEL - 2] == value).all()
+    end = ERROR_X + MIN_PANEL + 1  # the error panel's frame
+    assert (sheet[:, :end] == plain[:, :end]).all()  # the four columns unchanged
+    with pytest.raises(UserError, match="sheet row 1: extra columns"):
+        draw_sheet([with_extras, row])
 
 
 # ----------------------------------------------------------------------------- terminal summary

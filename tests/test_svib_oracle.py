@@ -228,7 +228,7 @@ def test_training_refuses_data_of_another_task_family_before_the_first_step(tmp_
 def test_vision_bench_models_lists_both_oracles(capsys) -> None:
     assert main(["models"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("svib:"))
-    assert line.startswith("svib:<i2i-cnn|i2i-vit|oracle|cell-oracle>\t")
+    assert line.startswith("svib:<i2i-cnn|i2i-vit|oracle|cell-oracle|ssm-vae|ssm-slot>\t")
     # svib:oracle: SVIB's GTEncoder and decoder; svib:cell-oracle: a 10-color table, the decoder, 116 task tokens
     for name, parameters in (("svib:oracle", 2_563_200 + 4_782_000), ("svib:cell-oracle", 4_806_192)):
         assert main(["models", "--describe", name, "--image-size", str(SIZE)]) == 0

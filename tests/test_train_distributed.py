@@ -111,6 +111,22 @@ def test_a_batchnorm_model_synchronised_on_cuda_matches_one_process(tmp_path) ->
         assert ddp_final[key] == pytest.approx(value, rel=1e-3, abs=1e-5), key
 
 
+@pytest.mark.slow
+def test_a_model_that_trains_in_phases_trains_in_two_processes(tmp_path) -> None:
+    """svib:ssm-vae leaves its probe without gradients at step 1 and its SSM at step 2: DistributedDataParallel looks
+    for unused parameters (`trains_in_phases`; without it the second step fails), and the run finishes."""
+    config = TrainConfig.from_dict({
+        **CONFIG,
+        "dataset": {**CONFIG["dataset"], "n_train": 8, "n_val": 2},
+        "model": {"name": "svib:ssm-vae", "options": {"encoder_width": 4, "encoder_depth": 1, "latent_dim": 8,
+                                                      "decoder_width": 8, "decoder_depth": 1, "probe_from": 0.5}},
+        "training": {**CONFIG["training"], "batch_size": 4, "max_steps": 2},
+    })
+    finished = train_with_torchrun(config, tmp_path, "phases")
+    assert finished.stdout.count("trained 2 steps") == 1
+    assert [r["step"] for r in records(tmp_path / "phases", "step")] == [1, 2]
+
+
 def test_the_batchnorm_caveat_names_when_a_run_differs_from_one_process() -> None:
     with_bn = create_model("unet:test_resnet", image_size=32, decoder_width=4)
     without_bn = create_model("vit:test_vit", image_size=32)

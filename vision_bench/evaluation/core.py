@@ -13,7 +13,7 @@ import heapq
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -188,7 +188,7 @@ def evaluate_split(
             prediction = drawn.float().clamp_(0, 1)
             values = _batch_metrics(prediction, batch, spec, perceptual, id_sequences if ood else None, canvas,
                                     {"episode_setup": episode_setup, "connectivity": connectivity}, exclude, grids)
-            _record(scores[name], split, batch, prediction, values)
+            _record(scores[name], split, batch, prediction, values, cache(partial(model.sheet_images, batch)))
             if save_predictions is not None:
                 save_predictions(name, _indices(batch, prediction.shape[0]), prediction)
         _append_columns(columns, batch, len(batch["target"]))
@@ -198,21 +198,26 @@ def evaluate_split(
 
 
 def _record(score: _Scores, split: str, batch: Batch, prediction: torch.Tensor,
-            values: MetricValues) -> None:
+            values: MetricValues, extras: Callable[[], Mapping[str, torch.Tensor]]) -> None:
+    """Add the batch's metric values to `score` and offer its samples to the sheets; `extras` (called at most once,
+    for a batch with a sample the sheets keep) gives the model's extra sheet images."""
     score.status.update({k: v for k, v in values.status.items() if v != "ok"})
     for name, tensor in values.items():
         score.per_metric.setdefault(name, []).append(tensor.detach().double().cpu())
     for row in range(prediction.shape[0]):
-        score.extremes.offer(_score_key(values, row), partial(_sheet_row, split, batch, prediction, values, row))
+        score.extremes.offer(_score_key(values, row),
+                             partial(_sheet_row, split, batch, prediction, values, row, extras))
 
 
-def _sheet_row(split: str, batch: Batch, prediction: torch.Tensor, values: MetricValues, row: int) -> SheetRow:
+def _sheet_row(split: str, batch: Batch, prediction: torch.Tensor, values: MetricValues, row: int,
+               extras: Callable[[], Mapping[str, torch.Tensor]]) -> SheetRow:
     """Sample `row` of the batch as a contact-sheet row (built only for the samples a sheet keeps)."""
     return SheetRow(
         to_uint8_image(batch["input"][row].cpu().numpy()),
         to_uint8_image(batch["target"][row].cpu().numpy()),
         to_uint8_image(prediction[row].cpu().numpy()),
         _label(split, batch, row, values),
+        tuple((name, to_uint8_image(images[row].float().cpu().numpy())) for name, images in extras().items()),
     )
 
 

@@ -1,4 +1,5 @@
-"""Sample sheets: one row per sample, columns input | target | prediction | error map.
+"""Sample sheets: one row per sample, columns input | target | prediction | error map, then any extra images the
+model gives for each sample (`ImageToImageModel.sheet_images`: SSM-Slot's attention per slot).
 
 The error map is the per-pixel absolute error averaged over the RGB channels, drawn with the
 'hot' colormap on one fixed scale, `ERROR_RANGE` (0 = exact, 1 = black for white), for every
@@ -34,12 +35,14 @@ FRAME = (170, 170, 170)
 
 @dataclass(frozen=True)
 class SheetRow:
-    """One sample: uint8 (H, W, 3) images and a short label (split, index, sequence, scores)."""
+    """One sample: uint8 (H, W, 3) images, a short label (split, index, sequence, scores) and the model's extra
+    images as (column name, image) pairs, drawn after the error map."""
 
     input: np.ndarray
     target: np.ndarray
     prediction: np.ndarray
     label: str
+    extras: tuple[tuple[str, np.ndarray], ...] = ()
 
 
 def error_map(prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -80,10 +83,12 @@ def _enlarged(image: np.ndarray, factor: int) -> np.ndarray:
 
 
 def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
-    """A white sheet: a title line, the column names, one labelled row of four panels per sample, and
-    the error map's colour bar (with its end values) under the error column."""
+    """A white sheet: a title line, the column names, one labelled row of four panels per sample (and the rows'
+    extra images, the same columns in every row), and the error map's colour bar (with its end values) under the
+    error column."""
     if not rows:
         raise UserError("a sample sheet needs at least one sample")
+    columns = COLUMNS + tuple(name for name, _ in rows[0].extras)
     height, width = rows[0].target.shape[:2]
     factor = max(1, -(-MIN_PANEL // max(height, width)))
     panel_h, panel_w = height * factor, width * factor
@@ -91,13 +96,17 @@ def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
     label_lines = max(len(row.label.splitlines()) for row in rows)
     row_height = max(panel_h, label_lines * LINE_HEIGHT) + GAP
     bar_top = top + row_height * len(rows) + GAP
-    canvas = np.full((bar_top + COLORBAR_HEIGHT + LINE_HEIGHT + GAP, LABEL_WIDTH + (panel_w + GAP) * len(COLUMNS) + GAP,
+    canvas = np.full((bar_top + COLORBAR_HEIGHT + LINE_HEIGHT + GAP, LABEL_WIDTH + (panel_w + GAP) * len(columns) + GAP,
                       3), 255, np.uint8)
     error_x = LABEL_WIDTH + (len(COLUMNS) - 1) * (panel_w + GAP)
     canvas[bar_top : bar_top + COLORBAR_HEIGHT, error_x : error_x + panel_w] = colorbar(panel_w)
     for r, row in enumerate(rows):
         y = top + r * row_height
-        panels = (row.input, row.target, row.prediction, hot_colormap(error_map(row.prediction, row.target)))
+        if tuple(name for name, _ in row.extras) != columns[len(COLUMNS):]:
+            raise UserError(f"sheet row {r}: extra columns {[name for name, _ in row.extras]}, expected "
+                            f"{list(columns[len(COLUMNS):])} like row 0")
+        panels = (row.input, row.target, row.prediction, hot_colormap(error_map(row.prediction, row.target)),
+                  *(image for _, image in row.extras))
         for c, panel in enumerate(panels):
             if panel.shape[:2] != (height, width):
                 raise UserError(f"sheet row {r}: images are {panel.shape[:2]}, expected {(height, width)} like row 0")
@@ -108,13 +117,13 @@ def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
     font = ImageFont.load_default(size=FONT_SIZE)
     if title:
         draw.text((GAP, GAP), title, fill=INK, font=font)
-    for c, name in enumerate(COLUMNS):
+    for c, name in enumerate(columns):
         draw.text((LABEL_WIDTH + c * (panel_w + GAP), top - LINE_HEIGHT), name, fill=INK, font=font)
     for r, row in enumerate(rows):
         y = top + r * row_height
         for i, line in enumerate(row.label.splitlines()):
             draw.text((GAP, y + i * LINE_HEIGHT), line, fill=INK, font=font)
-        for c in range(len(COLUMNS)):
+        for c in range(len(columns)):
             x = LABEL_WIDTH + c * (panel_w + GAP)
             draw.rectangle((x - 1, y - 1, x + panel_w, y + panel_h), outline=FRAME)
     draw.rectangle((error_x - 1, bar_top - 1, error_x + panel_w, bar_top + COLORBAR_HEIGHT), outline=FRAME)

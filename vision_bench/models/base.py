@@ -64,6 +64,9 @@ class ImageToImageModel(nn.Module, ABC):
     """True when the options the family does not declare go to `timm.create_model`."""
     options_hint: ClassVar[str] = "it has no options of its own"
     """The end of the error for an option the family does not take."""
+    trains_in_phases: ClassVar[bool] = False
+    """True for a model whose `begin_step` changes what it trains, leaving some parameters without gradients in a
+    phase: data-parallel training then lets DistributedDataParallel look for unused parameters."""
 
     def __init__(self, name: str, *, backbone: str | None, head: str, image_size: int) -> None:
         super().__init__()
@@ -106,6 +109,16 @@ class ImageToImageModel(nn.Module, ABC):
 
     def training_loss(self, batch: Batch) -> torch.Tensor:
         raise ConfigError(f"model {self.name!r} has no trainable parameters; evaluate it without training")
+
+    def sheet_images(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Extra images of each sample for the evaluation's sample sheets, drawn after the error map: column name ->
+        (B, 3, H, W) float in [0, 1] (svib:ssm-slot: each slot's attention on the input); none by default."""
+        return {}
+
+    def begin_step(self, step: int, total_steps: int) -> None:
+        """Called by the training loop before each optimizer step's loss, `step` counting the steps done (0 to
+        `total_steps` - 1; a resumed run goes on from its step), so that a model can train in phases (see
+        `trains_in_phases`); nothing by default."""
 
     def details(self) -> dict[str, Any]:
         """Family-specific entries of `describe()`."""
@@ -218,13 +231,17 @@ class TrainableModel(ImageToImageModel):
 
     def training_loss(self, batch: Batch) -> torch.Tensor:
         inputs, task_code = self._inputs(batch)
+        return self.pixel_head.loss(self(inputs, task_code), self._target(batch, inputs))
+
+    def _target(self, batch: Batch, inputs: torch.Tensor) -> torch.Tensor:
+        """batch['target'] on the inputs' device, checked to be (B, 3, image_size, image_size)."""
         target = batch_tensor(batch, "target", self.name).to(inputs.device, non_blocking=True)
         expected = (inputs.shape[0], 3, self.image_size, self.image_size)
         if tuple(target.shape) != expected:
             raise ConfigError(
                 f"batch 'target' has shape {tuple(target.shape)}; model {self.name!r} expects {expected}"
             )
-        return self.pixel_head.loss(self(inputs, task_code), target)
+        return target
 
     def details(self) -> dict[str, Any]:
         code_length = None if self.task_vocab_size is None else self.task_code_length

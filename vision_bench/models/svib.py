@@ -1,5 +1,6 @@
 """`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`: SVIB's baselines, each an encoder and the one shared decoder;
-and `svib:cell-oracle`, the same decoder fed the input grid's cells.
+`svib:cell-oracle`, the same decoder fed the input grid's cells; and `svib:ssm-vae`, `svib:ssm-slot`, SVIB's
+state-space models and a probe with the same decoder (`models.svib_probe`).
 
 As in SVIB's released code, an encoder (its *representer*) turns the input into a set of vectors
 and SVIB's patch-transformer decoder (`vision_bench.models.patch_transformer`) draws the output
@@ -52,10 +53,12 @@ from vision_bench.models.patch_transformer import (
     Transformer,
     sincos_2d,
 )
+from vision_bench.models.svib_probe import PROBE_FROM, SSM_PRESETS, SsmProbeModel, ssm_probe_model
+from vision_bench.models.svib_ssm import SVIB_SSM_VAE
 from vision_bench.registry import unknown_name_message
 from vision_bench.tasks.scenes.factors import scene_objects
 
-PRESETS = ("i2i-cnn", "i2i-vit", "oracle", "cell-oracle")
+PRESETS = ("i2i-cnn", "i2i-vit", "oracle", "cell-oracle", *SSM_PRESETS)
 
 
 @dataclass(frozen=True)
@@ -99,20 +102,35 @@ class SvibOptions(FamilyOptions):
     decoder_depth: int | None = option(None, f"the decoder's blocks; None: SVIB's {SVIB_DECODER.depth}")
     encoder_width: int | None = option(
         None, f"the encoder's width (i2i-cnn: channels, SVIB's {SVIB_CNN.hidden}; i2i-vit: SVIB's {SVIB_VIT.width}; "
-        f"oracle: factor tokens, SVIB's {SVIB_GT.width})")
+        f"oracle: factor tokens, SVIB's {SVIB_GT.width}; ssm-vae, ssm-slot: the convolutions' channels, SVIB's "
+        f"{SVIB_SSM_VAE.cnn_hidden})")
     encoder_depth: int | None = option(
         None, f"the encoder's transformer blocks (i2i-vit: SVIB's {SVIB_VIT.depth}; oracle: the coupler's, SVIB's "
-        f"{SVIB_GT.depth})")
+        f"{SVIB_GT.depth}; ssm-vae, ssm-slot: the dynamics', SVIB's {SVIB_SSM_VAE.dynamics_blocks})")
+    latent_dim: int | None = option(
+        None, f"ssm-vae: the latent vector's size; ssm-slot: each slot's; SVIB's {SVIB_SSM_VAE.latent}")
+    probe_from: float | None = option(
+        None, "ssm-vae, ssm-slot: the fraction of the run's steps that trains the state-space model before its "
+        f"probe (then frozen), in (0, 1); None: {PROBE_FROM}")
 
     def __post_init__(self) -> None:
-        for name in ("grid_size", "decoder_width", "decoder_depth", "encoder_width", "encoder_depth"):
+        for name in ("grid_size", "decoder_width", "decoder_depth", "encoder_width", "encoder_depth", "latent_dim"):
             if getattr(self, name) is not None:
                 positive_int(getattr(self, name), name)
+        fraction = self.probe_from
+        if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, int | float)
+                                     or not 0 < fraction < 1):
+            raise ConfigError(f"probe_from must be a number between 0 and 1, exclusive (the fraction of the run's "
+                              f"steps before the probe trains), got {fraction!r}")
 
     def sizes(self) -> dict[str, int]:
         """The size options that were set (a smaller model than SVIB's, e.g. to train on a CPU)."""
         names = ("decoder_width", "decoder_depth", "encoder_width", "encoder_depth")
         return {name: value for name in names if (value := getattr(self, name)) is not None}
+
+    def ssm_options(self) -> dict[str, Any]:
+        """The options only svib:ssm-vae and svib:ssm-slot take that were set."""
+        return {name: value for name in ("latent_dim", "probe_from") if (value := getattr(self, name)) is not None}
 
 
 class CnnVectorEncoder(nn.Module):
@@ -195,18 +213,19 @@ class GridCellEncoder(nn.Module):
 @MODELS.register(
     "svib",
     "SVIB's baselines, its settings: a CNN (one vector) or ViT encoder, or the Oracle's true factors of each object "
-    "of an svib/ scene (oracle), read by SVIB's patch-transformer decoder; cell-oracle: the input grid's cells",
+    "of an svib/ scene (oracle), read by SVIB's patch-transformer decoder; cell-oracle: the input grid's cells; "
+    "ssm-vae, ssm-slot: a state-space model trained first, then the decoder probing its predicted latent",
 )
 class SvibModel(TrainableModel):
     """An encoder's vectors, plus one token per task-code position, drawn by SVIB's patch-transformer decoder."""
 
     family = "svib"
-    usage = "svib:<i2i-cnn|i2i-vit|oracle|cell-oracle>"
+    usage = "svib:<i2i-cnn|i2i-vit|oracle|cell-oracle|ssm-vae|ssm-slot>"
     example_backbone = "i2i-vit"
     test_backbone = "i2i-cnn"
     options = SvibOptions
     options_hint = ("it takes SVIB's settings, or smaller ones with decoder_width, decoder_depth, encoder_width and "
-                    "encoder_depth (i2i-cnn: no encoder_depth)")
+                    "encoder_depth (i2i-cnn: no encoder_depth; ssm-vae and ssm-slot: also latent_dim and probe_from)")
 
     def __init__(
         self, preset: str, shared: SharedOptions,
@@ -222,7 +241,7 @@ class SvibModel(TrainableModel):
     @classmethod
     def build(
         cls, backbone: str | None, shared: SharedOptions, options: FamilyOptions, extra: dict[str, Any]
-    ) -> SvibModel:
+    ) -> SvibModel | SsmProbeModel:
         """The SVIB baseline named after the colon (one of `PRESETS`), with SVIB's settings."""
         preset = str(backbone)
         if preset not in PRESETS:
@@ -232,17 +251,22 @@ class SvibModel(TrainableModel):
                 f"svib:{preset} trains from scratch, as SVIB's baselines do; remove pretrained and pretrained_file"
             )
         svib_options = cast(SvibOptions, options)
-        grid_size, sizes = svib_options.grid_size, svib_options.sizes()
+        grid_size, sizes, ssm_only = svib_options.grid_size, svib_options.sizes(), svib_options.ssm_options()
         if preset == "cell-oracle":
-            reject_options({**extra, **sizes}, "svib:cell-oracle",
+            reject_options({**extra, **sizes, **ssm_only}, "svib:cell-oracle",
                            "it takes grid_size (the largest grid side it reads) only")
             return SvibCellOracleModel(shared, grid_size or DEFAULT_GRID_SIZE)
         unused = {"encoder_depth": sizes["encoder_depth"]} if preset == "i2i-cnn" and "encoder_depth" in sizes else {}
+        if preset not in SSM_PRESETS:
+            unused.update(ssm_only)
         reject_options({**extra, **unused, **({} if grid_size is None else {"grid_size": grid_size})},
                        f"svib:{preset}", cls.options_hint)
         decoder = replace(SVIB_DECODER, width=svib_options.decoder_width or SVIB_DECODER.width,
                           depth=svib_options.decoder_depth or SVIB_DECODER.depth)
         width, depth = svib_options.encoder_width, svib_options.encoder_depth
+        if preset in SSM_PRESETS:
+            return ssm_probe_model(preset, shared, decoder, width=width, depth=depth,
+                                   latent_dim=svib_options.latent_dim, probe_from=svib_options.probe_from)
         if preset == "oracle":
             return SvibOracleModel(shared, replace(SVIB_GT, width=width or SVIB_GT.width,
                                                    depth=depth or SVIB_GT.depth), decoder)

@@ -110,7 +110,9 @@ def loss_module(
         logger.warning(caveat)
     if device.type == "cuda" and sync_batchnorm:
         nn.SyncBatchNorm.convert_sync_batchnorm(model)
-    return DistributedDataParallel(module, device_ids=[device] if device.type == "cuda" else None)
+    # a model that trains in phases leaves some parameters without gradients in each phase
+    return DistributedDataParallel(module, device_ids=[device] if device.type == "cuda" else None,
+                                   find_unused_parameters=model.trains_in_phases)
 
 
 def batchnorm_caveat(model: nn.Module, device: torch.device, sync_batchnorm: bool, world_size: int) -> str | None:

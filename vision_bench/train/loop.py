@@ -409,6 +409,7 @@ class _Run:
         scheduler: LambdaLR,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self.model.train()
+        self.model.begin_step(self.step, self.total_steps)
         with autocast(self.runtime):
             loss = step_module(batch)
         optimizer.zero_grad(set_to_none=True)

@@ -32,7 +32,6 @@ sample's grid is the same whatever batch it sits in, at whatever place, and on e
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from vision_bench.models.cogitao.grid_io import cell_head, cell_stem, one_hot
 from vision_bench.models.cogitao.positions import CellRotary, sincos_2d
 from vision_bench.models.cogitao.vanilla_tf import EncoderLayer, append_task_tokens, init_linears
 from vision_bench.models.cogitao.visual_tokens import VT_CLASSES
+from vision_bench.models.seeds import tensor_seed
 
 WIDTH = 256
 HEADS = 8
@@ -66,12 +66,9 @@ def generator_draws(generator: torch.Generator) -> Draw:
 
 
 def sample_seed(inputs: torch.Tensor, task_code: torch.Tensor | None) -> int:
-    """A 63-bit seed from HALTING_SEED, one sample's input canvas and its task code (bytes as int64, blake2b)."""
-    digest = hashlib.blake2b(HALTING_SEED.to_bytes(8, "little"), digest_size=8)
-    digest.update(inputs.detach().to("cpu", torch.int64).numpy().tobytes())
-    if task_code is not None:
-        digest.update(task_code.detach().to("cpu", torch.int64).numpy().tobytes())
-    return int.from_bytes(digest.digest(), "little") >> 1
+    """A 63-bit seed from HALTING_SEED, one sample's input canvas and its task code (`tensor_seed` of them as
+    int64)."""
+    return tensor_seed(HALTING_SEED, inputs.to(torch.int64), None if task_code is None else task_code.to(torch.int64))
 
 
 def sample_draws(inputs: torch.Tensor, task_code: torch.Tensor | None) -> Draw:

@@ -115,14 +115,15 @@ class SlotAttentionVideo(nn.Module):
         self.predictor = Transformer(settings.predictor_blocks, size, settings.predictor_heads, 0.0, cross=False)
 
     def forward(
-        self, inputs: torch.Tensor, generator: torch.Generator | None = None
+        self, inputs: torch.Tensor, generator: torch.Generator | None = None, noise: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Slots and attention per frame; the initial slots' N(0, 1) draw comes from `generator` when one is
-        given, else from the global RNG as SVIB's."""
+        """Slots and attention per frame; the initial slots' N(0, 1) draw (B, slots, slot_size) is `noise` when
+        given, else drawn from `generator` when one is given, else from the global RNG as SVIB's."""
         batch, frames, _, _ = inputs.shape
         count, size = self.settings.slots, self.settings.slot_size
-        slots = inputs.new_empty(batch, count, size).normal_(generator=generator)
-        slots = self.slot_mu + torch.exp(self.slot_log_sigma) * slots
+        if noise is None:
+            noise = inputs.new_empty(batch, count, size).normal_(generator=generator)
+        slots = self.slot_mu + torch.exp(self.slot_log_sigma) * noise
         inputs = self.norm_inputs(inputs)
         k = (size**-0.5) * self.project_k(inputs)
         v = self.project_v(inputs)
@@ -206,14 +207,15 @@ class SsmSlot(nn.Module):
                                     cross=False)
 
     def encode(
-        self, video: torch.Tensor, generator: torch.Generator | None = None
+        self, video: torch.Tensor, generator: torch.Generator | None = None, noise: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, T, C, S, S) -> slots (B, T, slots, slot_size) and SAVi's attention (B, T, S'^2, slots)."""
+        """(B, T, C, S, S) -> slots (B, T, slots, slot_size) and SAVi's attention (B, T, S'^2, slots); the
+        initial slots' draw as `SlotAttentionVideo.forward`."""
         batch, frames = video.shape[:2]
         features = self.positions(self.encoder_cnn(video.flatten(end_dim=1)))
         pixels = features.permute(0, 2, 3, 1).flatten(start_dim=1, end_dim=2)
         pixels = self.encoder_mlp(self.encoder_norm(pixels))
-        return self.savi(pixels.reshape(batch, frames, -1, self.settings.input_size), generator)
+        return self.savi(pixels.reshape(batch, frames, -1, self.settings.input_size), generator, noise)
 
     def decode(self, slots: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, slots, slot_size) -> per-slot colours (B, T, slots, C, S, S), unclamped, and alpha masks
@@ -238,8 +240,11 @@ class SsmSlot(nn.Module):
         return SsmSlotLoss(autoencoding_mse + dynamics_mse, recon.clamp(0.0, 1.0), recons_masked.clamp(0.0, 1.0),
                            attention, alpha, autoencoding_mse, dynamics_mse)
 
-    def predict_latent(self, images: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    def predict_latent(
+        self, images: torch.Tensor, generator: torch.Generator | None = None, noise: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """(B, C, S, S) -> (B, slots, slot_size): one dynamics step from each image's slots, SVIB's
-        `NextFrameLatentPredictorSlot` (the latent its probe decodes)."""
-        slots, _ = self.encode(images.unsqueeze(1), generator)
+        `NextFrameLatentPredictorSlot` (the latent its probe decodes); the initial slots' draw as
+        `SlotAttentionVideo.forward`."""
+        slots, _ = self.encode(images.unsqueeze(1), generator, noise)
         return self.dynamics(slots[:, 0])
