@@ -32,6 +32,19 @@ TINY = {
 SEEDS = "seeds=[0, 1]"  # given with --set, as a user widens a study from the command line
 
 
+def test_a_model_may_run_its_own_seeds() -> None:
+    """A model entry's `seeds` replace the bench's for that model alone (a configuration that passed a gate on
+    seed 0 gets seeds 1 and 2)."""
+    config = BenchConfig.from_dict({**TINY, "models": ["unet:a", {"name": "vit:b", "seeds": [0, 1, 2]}],
+                                    "seeds": [0]})
+    plan = plan_cells(config, ["envgen/G1/1"])
+    assert [cell.label() for cell in plan] == [
+        "unet:a / envgen/G1/1 / seed 0", "vit:b / envgen/G1/1 / seed 0", "vit:b / envgen/G1/1 / seed 1",
+        "vit:b / envgen/G1/1 / seed 2", "baselines / envgen/G1/1"]
+    with pytest.raises(ConfigError, match="seeds"):
+        BenchConfig.from_dict({**TINY, "models": [{"name": "vit:b", "seeds": [-1]}]})
+
+
 def test_shard_k_of_n_takes_every_nth_cell_of_the_plan() -> None:
     config = BenchConfig.from_dict({**TINY, "models": ["unet:a", "vit:b"], "seeds": [0, 1, 2]})
     plan = plan_cells(config, ["envgen/G1/1", "envgen/G1/2"])

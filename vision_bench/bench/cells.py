@@ -35,7 +35,7 @@ class Cell:
 
 def plan_cells(config: BenchConfig, experiments: Sequence[str]) -> list[Cell]:
     """Every cell of the bench, in the order that defines the shards (see the module docstring)."""
-    cells = [Cell(e, m, s) for e in experiments for m in config.models for s in config.seeds]
+    cells = [Cell(e, m, s) for e in experiments for m in config.models for s in (m.seeds or config.seeds)]
     if config.baselines:
         cells += [Cell(e, None, None) for e in experiments]
     return cells

@@ -67,14 +67,16 @@ def _without_cell_keys(train: object) -> object:
 
 
 class ModelEntry(StrictConfig):
-    """A `vision_bench.models` name, its options, the label the report shows for it, and its own
+    """A `vision_bench.models` name, its options, the label the report shows for it, its own
     `train` sections, merged key by key over the bench's shared `train` (a ViT may take more steps
-    than a CNN in the same time)."""
+    than a CNN in the same time), and its own `seeds` in place of the bench's (a configuration that
+    passed a gate on one seed gets the others, as a study's rule may say)."""
 
     name: str
     options: JSONDict = Field(default_factory=dict)
     label: str | None = None
     train: SharedSections = Field(default_factory=dict)
+    seeds: tuple[Seed, ...] | None = None
 
     @field_validator("train", mode="before")
     @classmethod

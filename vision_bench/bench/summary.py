@@ -143,7 +143,8 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
     read = (id_split,) if ood_split is None else (id_split, ood_split)
     settings = _settings(cells)
     report = Report(f"vision-bench: {config.name}")
-    models = ", ".join(m.display for m in config.models)
+    models = ", ".join(m.display + (f" (seeds {', '.join(map(str, m.seeds))})" if m.seeds else "")
+                       for m in config.models)
     report.add(Paragraph(
         f"Models: {models}. Baselines: {', '.join(config.baselines) or 'none'}. Settings: {', '.join(settings)} "
         f"({len({c.experiment for c in cells})} experiments, seeds {', '.join(map(str, config.seeds))}). "
