@@ -45,6 +45,27 @@ def test_a_model_may_run_its_own_seeds() -> None:
         BenchConfig.from_dict({**TINY, "models": [{"name": "vit:b", "seeds": [-1]}]})
 
 
+def test_a_bench_resumes_when_a_model_gains_seeds(tmp_path) -> None:
+    """bench.yaml written without per-model seeds (as every earlier bench) is the same bench; a model's own seeds
+    may grow past the bench's, never shrink, and the rest of its entry must stay."""
+    import yaml
+
+    from vision_bench.bench.runner import _check_out_dir
+
+    def resolved(*models: object, seeds: tuple[int, ...] = (0,)) -> str:
+        return yaml.safe_dump(BenchConfig.from_dict({**TINY, "models": list(models), "seeds": list(seeds)}).to_dict(),
+                              sort_keys=False)
+
+    (tmp_path / "bench.yaml").write_text(resolved("unet:a", "vit:b"))
+    assert "seeds" not in yaml.safe_load((tmp_path / "bench.yaml").read_text())["models"][0]
+    _check_out_dir(tmp_path, resolved("unet:a", "vit:b"))
+    _check_out_dir(tmp_path, resolved("unet:a", {"name": "vit:b", "seeds": [0, 1, 2]}))
+    (tmp_path / "bench.yaml").write_text(resolved("unet:a", {"name": "vit:b", "seeds": [0, 1, 2]}))
+    for changed in ({"name": "vit:b", "seeds": [0, 1]}, {"name": "vit:b", "seeds": [0, 1, 2], "label": "B"}):
+        with pytest.raises(ConfigError, match=r"holds another bench \(it differs in models\)"):
+            _check_out_dir(tmp_path, resolved("unet:a", changed))
+
+
 def test_shard_k_of_n_takes_every_nth_cell_of_the_plan() -> None:
     config = BenchConfig.from_dict({**TINY, "models": ["unet:a", "vit:b"], "seeds": [0, 1, 2]})
     plan = plan_cells(config, ["envgen/G1/1", "envgen/G1/2"])

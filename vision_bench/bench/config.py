@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from render.spec import RenderSpec
 from render.validation import MappingOf
@@ -82,6 +82,15 @@ class ModelEntry(StrictConfig):
     @classmethod
     def _train_sections(cls, train: object) -> object:
         return _without_cell_keys(train)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_seeds(self, handler: SerializerFunctionWrapHandler) -> JSONDict:
+        """No `seeds` key when the model runs the bench's: a bench.yaml written before the key existed stays the
+        same bench."""
+        data: JSONDict = handler(self)
+        if data.get("seeds") is None:
+            data.pop("seeds", None)
+        return data
 
     def train_sections(self, shared: JSONDict) -> JSONDict:
         merged = dict(shared)

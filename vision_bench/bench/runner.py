@@ -412,7 +412,8 @@ def _check_out_dir(out_dir: Path, resolved: str, *, sharded: bool = False) -> No
         differing = None if not isinstance(before, dict) else sorted(
             key for key in set(before) & set(now)
             if key not in (*EXTENSIBLE, FINGERPRINTS) and before[key] != now[key]
-        ) + [key for key in EXTENSIBLE if key in before and key in now and not _kept(before[key], now[key])]
+        ) + [key for key in EXTENSIBLE if key in before and key in now and not _kept(before[key], now[key])
+             and not (key == "models" and _models_kept(before, now))]
         if differing is None or differing:
             detail = f" (it differs in {', '.join(differing)})" if differing else ""
             raise ConfigError(
@@ -479,6 +480,25 @@ def _kept(before: object, now: object) -> bool:
     if not (isinstance(before, list) and isinstance(now, list)):
         return before == now
     return all(entry in now for entry in before)
+
+
+def _models_kept(before: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Every earlier model entry is still there, the same but for its own `seeds`, which may only grow (an entry
+    without them ran the bench's seeds)."""
+    old_models, new_models = before.get("models"), now.get("models")
+    if not (isinstance(old_models, list) and isinstance(new_models, list)):
+        return False
+
+    def seeds(entry: dict[str, Any], bench: dict[str, Any]) -> set[Any]:
+        return set(entry.get("seeds") or bench.get("seeds") or [])
+
+    def same(old: object, new: object) -> bool:
+        if not (isinstance(old, dict) and isinstance(new, dict)):
+            return old == new
+        rest = {k: v for k, v in old.items() if k != "seeds"} == {k: v for k, v in new.items() if k != "seeds"}
+        return rest and seeds(old, before) <= seeds(new, now)
+
+    return all(any(same(old, new) for new in new_models) for old in old_models)
 
 
 def summary_table(result: BenchResult) -> str:
