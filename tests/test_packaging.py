@@ -126,8 +126,10 @@ def test_a_built_wheel_trains_and_evaluates_on_its_packaged_config_outside_the_s
     where = run(str(python), "-c", "import vision_bench.config_files as c; print(c.__file__, c.configs_folder())")
     assert [Path(line).is_relative_to(venv_site) for line in where.split()] == [True, True]
     assert "paper/envgen_g1" in run(str(venv / "bin" / "vision-bench"), "configs")
-    run(str(venv / "bin" / "vision-bench"), "train", "configs/train_smoke.yaml", "--out", "run", "--no-progress")
-    run(str(venv / "bin" / "vision-bench"), "evaluate", "run", "--n-test", "8", "--no-progress")
+    run(str(venv / "bin" / "vision-bench"), "train", "configs/train_smoke.yaml", "--out", "run", "--quiet",
+        "--set", "training.max_steps=2", "--set", "dataset.n_val=4")
+    run(str(venv / "bin" / "vision-bench"), "evaluate", "run", "--n-test", "4", "--baselines", "copy_input",
+        "--quiet", "--offline")
     assert (work / "run" / "evaluation" / "metrics.json").is_file()
 
 

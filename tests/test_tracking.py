@@ -349,13 +349,12 @@ def test_epoch_lines_with_a_progress_bar_start_on_their_own_line(tmp_path, capsy
 
 def test_a_log_file_gets_no_progress_bar_escape_codes(tmp_path) -> None:
     """Standard error sent to a file: no bar, so no carriage returns or escape codes, and the lines stay whole."""
-    config_path = tmp_path / "config.yaml"
-    config_path.write_text(tiny_config(max_steps=2).to_yaml())
-    log = tmp_path / "train.err"
+    log = tmp_path / "generate.err"
     with log.open("w") as stream:
-        done = subprocess.run([sys.executable, "-m", "vision_bench", "train", str(config_path), "--out",
-                               str(tmp_path / "run")], stderr=stream, stdout=subprocess.DEVNULL, timeout=300)
+        done = subprocess.run([sys.executable, "-m", "vision_bench", "generate", "--study", STUDY, "--out",
+                               str(tmp_path / "tasks"), "--n-train", "40", "--n-val", "2", "--n-test", "2"],
+                              stderr=stream, stdout=subprocess.DEVNULL, timeout=300)
     text = log.read_text()
     assert done.returncode == 0, text
-    assert "\r" not in text and "\x1b" not in text and "100%" not in text
-    assert "vision-bench train: epoch 2/2, step 2/2: train_loss " in text
+    assert "\r" not in text and "\x1b" not in text and "it/s" not in text
+    assert "vision-bench generate: scale small with --n-train, --n-val, --n-test" in text and ": 48 pairs (" in text
