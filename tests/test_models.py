@@ -432,6 +432,42 @@ def test_pretrained_file_loads_into_the_vit_at_a_new_size(tmp_path) -> None:
     assert model.encoder.pos_embed.shape[1] == 1 + (64 // 16) ** 2  # resampled from 160 pixels
 
 
+@pytest.mark.parametrize("name", ["unet:test_resnet", "vit:test_vit"])
+def test_pretrained_weights_bring_their_input_normalization(tmp_path, name: str) -> None:
+    """Starting weights normalise the inputs with the backbone's pretrained mean and std (test models: 0.5, 0.5);
+    the values become a build option, so the exported model, rebuilt without its weights, computes the same; a
+    model from scratch reads [0, 1] pixels; a given normalisation wins; other families refuse the option."""
+    import timm
+
+    from vision_bench.models import load_pretrained, save_pretrained
+
+    backbone = name.split(":")[1]
+    path = tmp_path / f"{backbone}.pth"
+    torch.save(timm.create_model(backbone).state_dict(), path)
+    torch.manual_seed(0)
+    model = create_model(name, image_size=64, pretrained_file=str(path)).eval()
+    half = {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5]}
+    assert model.describe()["input_normalization"] == half and model.build_options["input_normalization"] == half
+    images = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        normalized = model(images)
+        model.input_norm = None
+        assert not torch.allclose(model(images), normalized)  # the normalisation changes what the backbone sees
+        model.input_norm = create_model(name, image_size=64, pretrained_file=str(path)).input_norm
+    save_pretrained(model, tmp_path / "export")
+    loaded = load_pretrained(tmp_path / "export")
+    with torch.no_grad():
+        assert torch.equal(loaded(images), normalized)
+    assert create_model(name, image_size=64).describe()["input_normalization"] is None
+    mine = {"mean": [0.1, 0.2, 0.3], "std": [1.0, 2.0, 3.0]}
+    given = create_model(name, image_size=64, pretrained_file=str(path), input_normalization=mine)
+    assert given.describe()["input_normalization"] == mine
+    with pytest.raises(ConfigError, match="input_normalization std must be positive"):
+        create_model(name, image_size=64, input_normalization={"mean": [0, 0, 0], "std": [1, 0, 1]})
+    with pytest.raises(ConfigError, match="takes no input_normalization"):
+        create_model("svib:i2i-cnn", image_size=64, input_normalization=mine)
+
+
 def test_pretrained_file_errors(tmp_path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         create_model("unet:test_resnet", pretrained_file=tmp_path / "missing.pth")

@@ -31,6 +31,7 @@ from vision_bench.data.batch import Batch, TensorField
 from vision_bench.errors import ConfigError
 from vision_bench.models.conditioning import TaskCodeEmbedding, TaskFiLM, check_task_code, resolve_vocab_size
 from vision_bench.models.heads import build_head
+from vision_bench.models.normalization import InputNormalization, check_normalization, pretrained_normalization
 from vision_bench.models.options import FamilyOptions, NoOptions, SharedOptions, reject_options
 from vision_bench.registry import Registry
 
@@ -76,6 +77,8 @@ class ImageToImageModel(nn.Module, ABC):
         self.image_size = image_size
         self.build_options: dict[str, Any] = {}
         """The options `create_model` built the model with (it sets them): what `save_pretrained` writes."""
+        self.input_norm: InputNormalization | None = None
+        """The normalisation of a pretrained backbone's inputs, applied first in `forward` (`models.normalization`)."""
 
     @classmethod
     @abstractmethod
@@ -163,6 +166,20 @@ class TrainableModel(ImageToImageModel):
         conditioning = self.conditioned_by_default if shared.task_conditioning is None else shared.task_conditioning
         self.task_vocab_size = resolve_vocab_size(conditioning)
         self.task_code_length = shared.task_code_length
+        normalization = check_normalization(shared.input_normalization)
+        if normalization is not None:
+            if not self.takes_timm_options:
+                raise ConfigError(f"{self.name} takes no input_normalization: it applies to the timm backbones of "
+                                  "unet:, bottleneck: and vit:; remove it")
+            self.input_norm = InputNormalization(normalization)
+
+    def normalize_like(self, backbone: nn.Module, shared: SharedOptions) -> None:
+        """Normalise the inputs as `backbone`'s pretrained weights expect (its timm `pretrained_cfg`) when the
+        options name starting weights and no `input_normalization` of their own."""
+        if shared.has_weights and self.input_norm is None:
+            normalization = pretrained_normalization(backbone)
+            if normalization is not None:
+                self.input_norm = InputNormalization(normalization)
 
     @classmethod
     def build(
@@ -207,6 +224,8 @@ class TrainableModel(ImageToImageModel):
 
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         self.check_inputs(inputs)
+        if self.input_norm is not None:
+            inputs = self.input_norm(inputs)
         if self.task_vocab_size is not None:
             task_code = check_task_code(
                 task_code, inputs.shape[0], self.task_vocab_size, self.name, self.task_code_length
@@ -245,8 +264,9 @@ class TrainableModel(ImageToImageModel):
 
     def details(self) -> dict[str, Any]:
         code_length = None if self.task_vocab_size is None else self.task_code_length
+        normalization = None if self.input_norm is None else self.input_norm.as_option()
         return {"loss": self.pixel_head.loss_name, "task_conditioning": self.task_vocab_size,
-                "task_code_length": code_length}
+                "task_code_length": code_length, "input_normalization": normalization}
 
 
 class BaselineModel(ImageToImageModel):

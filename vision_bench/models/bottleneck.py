@@ -82,6 +82,7 @@ class BottleneckModel(TrainableModel):
             backbone, family="bottleneck", image_size=shared.image_size, pretrained=shared.pretrained,
             pretrained_file=shared.pretrained_file, **timm_options,
         )
+        self.normalize_like(self.encoder.features, shared)
         deepest = self.encoder.channels[-1]
         self.film = self.task_film([deepest])
         self.squeeze = nn.Linear(deepest, options.latent_dim)

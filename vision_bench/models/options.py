@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vision_bench.errors import ConfigError
+from vision_bench.models.normalization import check_normalization
 from vision_bench.tasks.task_code import MAX_TASK_CODE_LENGTH, TASK_CODE_LENGTH
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SharedOptions:
-    """Image size, output head and loss, task conditioning, starting weights, render spec.
+    """Image size, output head and loss, task conditioning, starting weights and the input normalisation they
+    expect (`models.normalization`), render spec.
 
     `task_conditioning` None is the model's default: off, except for svib:cell-oracle, which reads the
     task code unless told false. `task_code_length` is the number of tokens of the codes a
@@ -42,6 +44,7 @@ class SharedOptions:
     task_code_length: int = TASK_CODE_LENGTH
     pretrained: bool = False
     pretrained_file: str | Path | None = None
+    input_normalization: Any = None
     render_spec: RenderSpec | None = None
 
     def __post_init__(self) -> None:
@@ -51,6 +54,7 @@ class SharedOptions:
                               "use the study's task_code_length")
         if not isinstance(self.pretrained, bool):
             raise ConfigError(f"pretrained must be true or false, got {self.pretrained!r}")
+        check_normalization(self.input_normalization)
 
     @property
     def has_weights(self) -> bool:

@@ -77,6 +77,8 @@ def create_model(name: str, **options: Any) -> ImageToImageModel:
                                                                          pretrained_file=None), own, extra))
     model = family.build(backbone or None, shared, own, extra)
     model.build_options = dict(options)
+    if model.input_norm is not None and options.get("input_normalization") is None:  # from the pretrained config
+        model.build_options["input_normalization"] = model.input_norm.as_option()
     return model
 
 

@@ -84,6 +84,7 @@ class UNetModel(TrainableModel):
             backbone, family="unet", image_size=shared.image_size, pretrained=shared.pretrained,
             pretrained_file=shared.pretrained_file, **timm_options,
         )
+        self.normalize_like(self.encoder.features, shared)
         self.film = self.task_film(self.encoder.channels)
         self.decoder_width = options.decoder_width
         self.decoder = UNetDecoder(

@@ -156,6 +156,7 @@ class ViTModel(TrainableModel):
         self.timm_name = backbone
         self.timm_kwargs = _timm_options(shared, options.patch_size, timm_options)
         self.encoder = _build_vit(backbone, shared, self.timm_kwargs)
+        self.normalize_like(self.encoder, shared)
         self.positions = options.positions
         if options.positions == "sincos":
             fix_sincos_positions(self.encoder, backbone)
