@@ -52,3 +52,18 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def random_lpips_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A random AlexNet backbone stored as LPIPS-alex's (plumbing only: these are not LPIPS's weights)."""
+    import torch
+
+    from vision_bench.weights import lpips as lpips_weights
+
+    monkeypatch.setenv("VISION_BENCH_WEIGHTS", str(tmp_path / "weights"))
+    generator = torch.Generator().manual_seed(0)
+    state = {k: torch.randn(shape, generator=generator) * 0.05
+             for k, shape in lpips_weights.expected_backbone("alex").items()}
+    lpips_weights.save_backbone("alex", state, {"source": "random, for tests"})
+    return tmp_path / "weights"

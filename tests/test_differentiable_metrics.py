@@ -51,17 +51,6 @@ def test_ssim_refuses_small_images() -> None:
         ssim_differentiable(images(1, 8, 0), images(1, 8, 1))
 
 
-@pytest.fixture
-def random_lpips_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A random AlexNet backbone stored as LPIPS-alex's (plumbing only: these are not LPIPS's weights)."""
-    monkeypatch.setenv("VISION_BENCH_WEIGHTS", str(tmp_path / "weights"))
-    generator = torch.Generator().manual_seed(0)
-    state = {k: torch.randn(shape, generator=generator) * 0.05
-             for k, shape in lpips_weights.expected_backbone("alex").items()}
-    lpips_weights.save_backbone("alex", state, {"source": "random, for tests"})
-    return tmp_path / "weights"
-
-
 def test_lpips_loss_equals_the_evaluation_and_passes_gradients(random_lpips_weights: Path) -> None:
     loss = LpipsLoss("alex").train()
     assert not loss.network.training and not any(p.requires_grad for p in loss.parameters())

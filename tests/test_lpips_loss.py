@@ -15,17 +15,6 @@ from vision_bench.weights import lpips as lpips_weights
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@pytest.fixture
-def random_lpips_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A random AlexNet backbone stored as LPIPS-alex's (plumbing only: these are not LPIPS's weights)."""
-    monkeypatch.setenv("VISION_BENCH_WEIGHTS", str(tmp_path / "weights"))
-    generator = torch.Generator().manual_seed(0)
-    state = {k: torch.randn(shape, generator=generator) * 0.05
-             for k, shape in lpips_weights.expected_backbone("alex").items()}
-    lpips_weights.save_backbone("alex", state, {"source": "random, for tests"})
-    return tmp_path / "weights"
-
-
 def batch(seed: int = 0) -> dict[str, torch.Tensor]:
     generator = torch.Generator().manual_seed(seed)
     return {"input": torch.rand(2, 3, 64, 64, generator=generator),
