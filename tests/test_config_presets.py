@@ -246,14 +246,16 @@ def _conditioning(options: dict) -> tuple:
 
 def test_the_svib_paper_preset_keeps_svibs_scale_and_states_its_gate():
     """configs/paper/svib.yaml: SVIB's four tasks at its alphas, 64,000 / 8,000 episodes, 128 px, batch 40,
-    its three models at full size, and the gate and verdict rule of docs/results/svib."""
+    its five models (two of them state-space models) at full size, and the gate and verdict rule of
+    docs/results/svib."""
     config = load_bench_config(PAPER / "svib.yaml")
     experiments = _experiments(config)
     assert {e.rsplit("/", 1)[0] for e in experiments} == {f"svib/{task}" for task in ("S-A", "S-NA", "M-A", "M-NA")}
     assert sorted({alpha_of(e) for e in experiments}) == [0.0, 0.2, 0.4, 0.6]
     assert (config.data.n_train, config.data.n_test) == (64_000, 8_000)
     assert tuple(config.data.spec["size"]) == (128, 128) and len(set(config.seeds)) == 3
-    assert {m.name for m in config.models} == {"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "unet:resnet18"}
+    assert {m.name for m in config.models} == {"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "svib:ssm-vae", "svib:ssm-slot",
+                                                "unet:resnet18"}
     assert all(not m.options for m in config.models)  # SVIB's sizes
     assert config.gate is not None and config.gate.describe() == "factor_accuracy on test_id >= 90"
     for train_config in _first_cell_configs(config):
