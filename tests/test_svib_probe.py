@@ -106,6 +106,28 @@ def test_each_phase_trains_its_own_part(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", SSMS)
+def test_both_phases_train_and_predict_under_bf16_autocast(name: str) -> None:
+    """Mixed precision as a bf16 run uses it (CPU autocast here, CUDA's alike): each phase gives a finite loss and a
+    gradient to every parameter of its own part (SSM-VAE's NLL divides by sigma^2 = 1e-4), and eval mode draws
+    finite images the same on two calls."""
+    torch.manual_seed(0)
+    model = create_model(name, **TINY).train()
+    batch = image_batch(2)
+    for step, part in ((0, model.ssm), (9, model.decoder)):
+        model.begin_step(step, 10)
+        model.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model.training_loss(batch)
+        assert torch.isfinite(loss)
+        loss.backward()
+        assert not [n for n, p in part.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
+    model.eval()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        drawn = model.predict(batch)
+        assert torch.isfinite(drawn).all() and torch.equal(drawn, model.predict(batch))
+
+
+@pytest.mark.parametrize("name", SSMS)
 def test_the_loop_trains_the_ssm_then_the_probe_and_resumes_in_its_phase(
         name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through `train` (4 steps, probe_from 0.5): steps 0 and 1 change the SSM's weights and not the probe's, steps
