@@ -15,7 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from vision_bench.bench.aggregate import CellResult, summarize_cells  # noqa: E402
 from vision_bench.bench.config import BenchConfig, resolve_experiments, setting_of  # noqa: E402
-from vision_bench.bench.plots import Point, plot_metric_by_setting, plot_metric_vs_alpha  # noqa: E402
+from vision_bench.bench.figures import Point  # noqa: E402
+from vision_bench.bench.plots import plot_metric_by_setting, plot_metric_vs_alpha  # noqa: E402
 from vision_bench.bench.report import (  # noqa: E402
     Figure,
     Heading,

@@ -15,7 +15,8 @@ from matplotlib.ticker import PercentFormatter
 
 from vision_bench.bench import plots
 from vision_bench.bench.aggregate import CellResult
-from vision_bench.bench.plots import PERCENT_LIMITS, Point, value_scale
+from vision_bench.bench.figures import Point, value_scale
+from vision_bench.bench.plots import PERCENT_LIMITS
 from vision_bench.bench.summary import terminal_summary, training_curves, unavailable_note
 from vision_bench.errors import UserError
 from vision_bench.evaluation.sheets import (

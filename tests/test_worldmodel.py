@@ -4,6 +4,7 @@ and the rollout report."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -236,6 +237,23 @@ def test_report_plots_metrics_against_the_step(tmp_path) -> None:
     plots = sorted(path.name for path in (tmp_path / "plots").iterdir())
     assert plots == ["rollout_worldmodel_depth4_test_id_grid_accuracy.png", "rollout_worldmodel_depth4_test_id_mse.png"]
     assert write_rollout_report(tmp_path / "empty", []) is None
+
+
+def test_report_without_matplotlib_keeps_its_tables(tmp_path, monkeypatch) -> None:
+    """A core install (no `reports` extra): the rollout report has its tables and one line for the figures."""
+    config = get_study("worldmodel/depth4/1", n_train=4, n_val=2, n_test=2)
+    results = rollout_predictors(rollout_baselines(["ground_truth"], SPEC), config, "test_id", SPEC,
+                                 use_lpips=False, sheet_samples=1)
+    cell = tmp_path / "baselines" / "worldmodel_depth4_1"
+    write_rollout(cell / "rollout", rollout_metrics({"test_id": results}, feedback="image", status={}))
+    for name in [name for name in sys.modules if name.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    report = write_rollout_report(tmp_path, [("worldmodel/depth4/1", None, cell)])
+    assert report is not None
+    text = report.read_text()
+    assert "| ground_truth | one step | 100 | 100 | 100 | 100 |" in text and "vision-bench[reports]" in text
+    assert "![" not in text and not (tmp_path / "plots").exists()
 
 
 def test_a_bench_cell_of_baselines_writes_its_rollout_and_sheets(tmp_path) -> None:

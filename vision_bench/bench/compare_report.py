@@ -26,8 +26,8 @@ from vision_bench.bench.compare_metrics import (
     perturbation_study,
 )
 from vision_bench.bench.correlation import RankCorrelation
+from vision_bench.bench.figures import figures_missing
 from vision_bench.bench.perturbations import PERTURBATIONS
-from vision_bench.bench.plots import plot_correlations, plot_sensitivity_heatmap
 from vision_bench.bench.report import (
     Figure,
     Heading,
@@ -152,12 +152,19 @@ def write_perturbations(study: PerturbationStudy, out_dir: Path, report: Report)
     report.add(Table(["perturbation"] + [short(m) for m in metrics], share_rows,
                      title="Penalty as a share of a blank prediction's (0 = unnoticed, 1 = as bad as blank)",
                      note="n/a: undefined (metric unavailable, or a perfect prediction scores its cap, as PSNR does)."))
-    matrix = np.array([[study.penalty_share(n, m) for m in metrics] for n in names if n != "identity"])
-    heatmap = plot_sensitivity_heatmap(
-        np.clip(matrix, 0.0, 1.0), rows=[n for n in names if n != "identity"], columns=[short(m) for m in metrics],
-        path=out_dir / PLOTS_DIR / "perturbation_penalty.png", title="penalty / blank-prediction penalty",
-    )
-    report.add(Figure(heatmap, "which metrics notice which perturbation (clipped to [0, 1])"))
+    missing = figures_missing()
+    if missing is not None:
+        report.add(Paragraph(missing))
+    else:
+        from vision_bench.bench.plots import plot_sensitivity_heatmap
+
+        matrix = np.array([[study.penalty_share(n, m) for m in metrics] for n in names if n != "identity"])
+        heatmap = plot_sensitivity_heatmap(
+            np.clip(matrix, 0.0, 1.0), rows=[n for n in names if n != "identity"],
+            columns=[short(m) for m in metrics], path=out_dir / PLOTS_DIR / "perturbation_penalty.png",
+            title="penalty / blank-prediction penalty",
+        )
+        report.add(Figure(heatmap, "which metrics notice which perturbation (clipped to [0, 1])"))
     report.add(Heading("Findings", 3))
     report.add(*[Paragraph(line) for line in findings(study)])
 
@@ -203,6 +210,12 @@ def write_correlations(run: str | Path, out_dir: Path, report: Report) -> list[R
     groups: dict[str, dict[str, float]] = {f"{r.split} vs {short(r.reference)}": {} for r in results}
     for r in results:
         groups[f"{r.split} vs {short(r.reference)}"][short(r.metric)] = r.agreement
+    missing = figures_missing()
+    if missing is not None:
+        report.add(Paragraph(missing))
+        return results
+    from vision_bench.bench.plots import plot_correlations
+
     report.add(Figure(plot_correlations(groups, path=out_dir / PLOTS_DIR / "rank_agreement.png",
                                         title="agreement with correctness (oriented Spearman)"),
                       "oriented Spearman rho per split and correctness measure (hatched grey, n/a: undefined)"))

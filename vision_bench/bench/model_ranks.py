@@ -128,19 +128,37 @@ def agreement_table(results: Sequence[ModelRankAgreement]) -> str:
 
 
 def write_model_ranks(results: Sequence[ModelRankAgreement], out_dir: Path, benches: Sequence[Path]) -> Path:
-    """model_ranks.csv, model_ranks.png (a bar per metric) and model_ranks.md (the table and the plot) in `out_dir`."""
+    """model_ranks.csv, model_ranks.png (a bar per metric, when matplotlib is there) and model_ranks.md (the table
+    and the plot, or the line saying how to get it) in `out_dir`."""
+    from vision_bench.bench.figures import figures_missing
+    from vision_bench.io.atomic import atomic_write_text, output_folder
+
+    output_folder(out_dir)
+    header = list(ModelRankAgreement.__dataclass_fields__)
+    lines = [",".join(header)] + [",".join(str(r.to_dict()[key]) for key in header) for r in results]
+    atomic_write_text(out_dir / "model_ranks.csv", "\n".join(lines) + "\n")
+    missing = figures_missing()
+    if missing is None:
+        _plot_agreement(results, out_dir / "model_ranks.png")
+    sources = ", ".join(f"`{b}`" for b in benches)
+    report = (f"# Which metric ranks models the way grid accuracy does?\n\nFrom the results of {sources}. "
+              "Within each experiment and split, every trained model and seed and the copy_input and mean_target "
+              "baselines are ranked; a pair counts when their grid accuracies differ.\n\n"
+              f"{agreement_table(results)}\n\n{missing or '![model rank agreement](model_ranks.png)'}\n")
+    atomic_write_text(out_dir / "model_ranks.md", report)
+    return out_dir / "model_ranks.md"
+
+
+def _plot_agreement(results: Sequence[ModelRankAgreement], path: Path) -> None:
+    """A bar per metric: the share of GA-separated pairs it orders like GA (matplotlib)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import PercentFormatter
 
-    from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
+    from vision_bench.io.atomic import atomic_output
 
-    output_folder(out_dir)
-    header = list(ModelRankAgreement.__dataclass_fields__)
-    lines = [",".join(header)] + [",".join(str(r.to_dict()[key]) for key in header) for r in results]
-    atomic_write_text(out_dir / "model_ranks.csv", "\n".join(lines) + "\n")
     figure, axes = plt.subplots(figsize=(6.4, 0.45 * len(results) + 1.2))
     labels = [METRICS[r.metric].label for r in results]
     shares = [100 * r.agreement if math.isfinite(r.agreement) else 0.0 for r in results]
@@ -154,13 +172,6 @@ def write_model_ranks(results: Sequence[ModelRankAgreement], out_dir: Path, benc
     axes.invert_yaxis()
     axes.set_xlabel("predictor pairs ordered like grid accuracy (50% = chance)")
     figure.tight_layout()
-    with atomic_output(out_dir / "model_ranks.png") as temp:
+    with atomic_output(path) as temp:
         figure.savefig(temp, format="png", dpi=110)
     plt.close(figure)
-    sources = ", ".join(f"`{b}`" for b in benches)
-    report = (f"# Which metric ranks models the way grid accuracy does?\n\nFrom the results of {sources}. "
-              "Within each experiment and split, every trained model and seed and the copy_input and mean_target "
-              "baselines are ranked; a pair counts when their grid accuracies differ.\n\n"
-              f"{agreement_table(results)}\n\n![model rank agreement](model_ranks.png)\n")
-    atomic_write_text(out_dir / "model_ranks.md", report)
-    return out_dir / "model_ranks.md"

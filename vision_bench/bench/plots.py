@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 from matplotlib import colormaps
@@ -28,25 +26,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, PercentFormatter, SymmetricalLogLocator
 
+from vision_bench.bench.figures import Point, Scale
 from vision_bench.io.atomic import atomic_output
-from vision_bench.metrics import METRICS
-
-Scale = Literal["linear", "log", "percent"]
-"""How values are drawn: as they are, on a log axis, or as percentages 0-100 % (values already x100)."""
 
 PERCENT_LIMITS = (-3.0, 103.0)
 """The y range of a percent axis: 0 % to 100 %, with room for markers drawn on either end."""
 
 UNDEFINED_COLOR = "#dddddd"
 UNDEFINED_HATCH = "///"
-
-
-@dataclass(frozen=True)
-class Point:
-    """A mean with its standard error (NaN when there is a single value)."""
-
-    mean: float
-    sem: float = float("nan")
 
 
 def save_figure(figure: Figure, path: Path) -> Path:
@@ -63,18 +50,6 @@ def _figure(width: float, height: float) -> Figure:
     figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
-
-
-def value_scale(metric: str) -> Scale:
-    """A registered metric's scale: 'percent' for accuracies (the registry's `percent`), 'log' for
-    errors whose gap is a log ratio (MSE-like metrics and LPIPS, which span decades), else 'linear'.
-    A name that is not a registered metric is drawn 'linear'."""
-    if metric not in METRICS:
-        return "linear"
-    spec = METRICS[metric]
-    if spec.percent:
-        return "percent"
-    return "log" if spec.gap == "log_ratio" else "linear"
 
 
 NARROW_LOG_RANGE = 100.0

@@ -17,16 +17,14 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from PIL import Image, ImageDraw
 
 from render.spec import RenderSpec
-from vision_bench.bench.plots import apply_scale, integer_ticks, legend_below, value_scale
+from vision_bench.bench.figures import figures_missing, value_scale
 from vision_bench.errors import ConfigError
 from vision_bench.evaluation.rollout import (
     METRICS,
@@ -43,6 +41,9 @@ from vision_bench.evaluation.rollout import (
 )
 from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.tasks.families import ROLLOUTS, study_family
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 REPORT_FILE = "rollout.md"
 LABELS = {"grid_accuracy": "GA", "mse": "MSE", "lpips": "LPIPS"}
@@ -212,7 +213,12 @@ def collect_rollouts(folders: Sequence[tuple[str, str | None, Path]]) -> Curves:
 
 
 def plot_rollout(curves: Mapping[str, Mapping[str, Curve]], metric: str, title: str) -> Figure:
-    """One metric against the rollout step: a line per predictor and mode (the mean over cells)."""
+    """One metric against the rollout step: a line per predictor and mode (the mean over cells); needs matplotlib."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from vision_bench.bench.plots import apply_scale, integer_ticks, legend_below
+
     figure = Figure(figsize=(6.4, 3.4), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     axis = figure.add_subplot()
@@ -249,16 +255,21 @@ def write_rollout_report(out_dir: Path, folders: Sequence[tuple[str, str | None,
     lines = ["# World-model rollouts", "",
              "Per rollout step: closed loop (each prediction fed back) and one step (the true frame as input), "
              "the mean over experiments and seeds. GA in percent.", ""]
+    missing = figures_missing()
+    if missing is not None:
+        lines += [missing, ""]
     for (setting, split, metric), by_predictor in sorted(grouped.items()):
         if not any(curve for modes in by_predictor.values() for curve in modes.values()):
             continue  # LPIPS was unavailable
-        name = safe_name(f"rollout_{setting}_{split}_{metric}")
-        figure = plot_rollout(by_predictor, metric, f"{setting}, {split}: {LABELS[metric]} per step")
-        path = output_folder(out_dir, "plots") / f"{name}.png"
-        with atomic_output(path) as temporary:
-            figure.savefig(temporary, format="png")
-        lines += [f"## {setting}, {split}: {LABELS[metric]}", "", f"![{name}](plots/{name}.png)", "",
-                  _table(by_predictor), ""]
+        lines += [f"## {setting}, {split}: {LABELS[metric]}", ""]
+        if missing is None:
+            name = safe_name(f"rollout_{setting}_{split}_{metric}")
+            figure = plot_rollout(by_predictor, metric, f"{setting}, {split}: {LABELS[metric]} per step")
+            path = output_folder(out_dir, "plots") / f"{name}.png"
+            with atomic_output(path) as temporary:
+                figure.savefig(temporary, format="png")
+            lines += [f"![{name}](plots/{name}.png)", ""]
+        lines += [_table(by_predictor), ""]
     report = out_dir / REPORT_FILE
     atomic_write_text(report, "\n".join(lines))
     return report

@@ -8,15 +8,8 @@ from pathlib import Path
 
 from vision_bench.bench.aggregate import CellResult, id_ood, metric_available, summarize_alpha, summarize_cells
 from vision_bench.bench.config import BenchConfig, experiment_name
+from vision_bench.bench.figures import Point, Scale, figures_missing, value_scale
 from vision_bench.bench.gate import failed_runs, gate_table, gated
-from vision_bench.bench.plots import (
-    Point,
-    Scale,
-    plot_metric_by_setting,
-    plot_metric_vs_alpha,
-    plot_training_curves,
-    value_scale,
-)
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
@@ -65,6 +58,8 @@ def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_
 
 def metric_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path) -> Path:
     """Bars of `metric` per setting and model, one panel per split of `splits` (ID, then OOD when there is one)."""
+    from vision_bench.bench.plots import plot_metric_by_setting
+
     settings = _settings(cells)
     ood_split = splits[1] if len(splits) > 1 else None
     summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=ood_split)
@@ -89,6 +84,8 @@ def alpha_series(cells: Sequence[CellResult]) -> dict[str, list[CellResult]]:
 def alpha_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path,
                name: str = "") -> Path | None:
     """`metric` against alpha for the cells of one sweep; `name` (the sweep) goes into the file name."""
+    from vision_bench.bench.plots import plot_metric_vs_alpha
+
     curves = summarize_alpha(cells, metric, splits)
     if not curves:
         return None
@@ -114,6 +111,8 @@ def curve_value(key: str, value: float) -> float:
 
 def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     """Step losses and per-epoch validation metrics of every trained cell, from its metrics.jsonl."""
+    from vision_bench.bench.plots import plot_training_curves
+
     curves: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
     scales: dict[str, Scale] = {}
     for cell in cells:
@@ -175,6 +174,23 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
     if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json
         report.add(Heading("C-ARC error taxonomy (paper 001, section 5.2)"), errors)
     report.add(Heading("Plots"))
+    missing = figures_missing()
+    if missing is not None:
+        report.add(Paragraph(missing))
+    else:
+        _add_plots(report, cells, every_run, read, family_only, out_dir)
+    sheets = collect_sheets(cells, read, out_dir)
+    if sheets:
+        report.add(Heading("Sample sheets (input | target | prediction | error map)"), *sheets)
+    return report
+
+
+def _add_plots(report: Report, cells: Sequence[CellResult], every_run: Sequence[CellResult], read: Sequence[str],
+               family_only: Sequence[str], out_dir: Path) -> None:
+    """The report's figures (matplotlib): each bench metric per setting and model, `metric` against alpha per
+    sweep (the registry's and `family_only`), the training curves of `every_run` (failed runs too)."""
+    ood_split = read[1] if len(read) > 1 else None
+    id_split = read[0]
     for metric in listed_in("bench"):
         if metric_available(cells, metric):
             path = metric_plot(cells, metric, read, out_dir)
@@ -191,7 +207,3 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
     curves = training_curves(every_run, out_dir)
     if curves is not None:
         report.add(Figure(curves, "training curves: loss per step and validation metrics per epoch"))
-    sheets = collect_sheets(cells, read, out_dir)
-    if sheets:
-        report.add(Heading("Sample sheets (input | target | prediction | error map)"), *sheets)
-    return report

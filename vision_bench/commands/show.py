@@ -39,12 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from render.raster import render_batch
+    from vision_bench.bench.figures import REPORTS_EXTRA, figures_missing
     from vision_bench.errors import ConfigError
     from vision_bench.io.atomic import atomic_output
     from vision_bench.tasks.formats import read_tasks
 
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
+    missing = figures_missing()
+    if missing is not None:
+        raise ConfigError(f"show draws its sheet with matplotlib, which is not installed ({REPORTS_EXTRA})")
     image_format = SHEET_FORMATS.get(Path(args.out).suffix.lower())
     if image_format is None:
         raise ConfigError(f"--out {args.out}: name a .png, .jpg, .jpeg, .pdf or .svg file")
