@@ -14,9 +14,17 @@ the Hugging Face hub:
 - `README.md`: a short model card saying how to load it.
 
 `load_pretrained(folder or hub id)` rebuilds the model with `create_model` and loads the weights
-strictly (keys, shapes and dtypes): the same outputs as the model that was saved. A hub id is
+strictly (keys, shapes and dtypes): the same outputs as the model that was saved. A hub id
+(`user/model`, `hf://user/model`, either with `@REVISION`: a branch, tag or commit; or `revision=`) is
 fetched with huggingface_hub's `snapshot_download` (into its cache; only from the cache when
-downloads are off).
+downloads are off). `push_to_hub(folder, repo_id)` uploads a finished export with `HfApi.create_repo`
+and `HfApi.upload_folder` (to the branch `@BRANCH` names, created when missing).
+
+huggingface_hub's `ModelHubMixin` is not used: its `save_pretrained` removes config.json before the
+subclass writes and never rewrites README.md, and its config is the class's `__init__` arguments, while
+these models are built by `create_model` from a name and options; the building blocks it uses
+(`snapshot_download`, `create_repo`, `upload_folder`) are called directly. The hub client is the `hf`
+extra's (timm installs it too); without it, loading a hub id and pushing are one-line errors.
 
 Every file is written atomically and config.json last, so a folder without config.json is an
 unfinished export; writing into a folder is refused when it holds anything else, and a re-run
@@ -37,6 +45,7 @@ import torch
 from render.spec import RenderSpec
 from vision_bench.errors import UserError, first_line
 from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
+from vision_bench.io.extras import require
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
 from vision_bench.models.state_check import compare_state, renamed_weights
@@ -49,8 +58,12 @@ MODEL_FILE = "model.safetensors"
 ENCODER_FILE = "encoder.safetensors"
 CARD_FILE = "README.md"
 EXPORT_FILES = (CONFIG_FILE, MODEL_FILE, ENCODER_FILE, CARD_FILE)
+HUB_PATTERNS = list(EXPORT_FILES)
+"""What `push_to_hub` uploads from an export folder, and deletes from the repository where the export has none."""
 NOT_EXPORTED_OPTIONS = ("pretrained", "pretrained_file", "render_spec")  # weights replaced; spec saved apart
+HUB_PREFIX = re.compile(r"^hf://?")  # `hf://ID`; also `hf:/ID`, what pathlib makes of it
 HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+REVISION = re.compile(r"[\w.][\w./-]*")  # a branch (also refs/pr/1), tag or commit
 
 
 class ModelFolderError(UserError):
@@ -253,18 +266,23 @@ def encoder_card(encoder: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def read_model_config(source: str | Path) -> dict[str, Any]:
+def read_model_config(source: str | Path, *, revision: str | None = None) -> dict[str, Any]:
     """config.json of an exported model folder or hub id, checked."""
-    return _read_config(model_folder(source))
+    return _read_config(model_folder(source, revision=revision))
 
 
-def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -> ImageToImageModel:
-    """The model saved by `save_pretrained` / `vision-bench export-model` in a folder or on the hub, in eval mode."""
+def load_pretrained(source: str | Path, *, revision: str | None = None,
+                    device: str | torch.device = "cpu") -> ImageToImageModel:
+    """The model saved by `save_pretrained` / `vision-bench export-model` in a folder or on the hub, in eval mode.
+
+    `source`: a folder, or a hub id (`user/model`, `hf://user/model`, either with `@REVISION`); `revision` (a
+    branch, tag or commit) is the other spelling of `@REVISION`.
+    """
     from safetensors.torch import load_file
 
     from vision_bench.models.registry import create_model
 
-    folder = model_folder(source)
+    folder = model_folder(source, revision=revision)
     config = _read_config(folder)
     weights = folder / MODEL_FILE
     try:
@@ -292,19 +310,38 @@ def load_pretrained(source: str | Path, *, device: str | torch.device = "cpu") -
     return model.to(device).eval()
 
 
-def model_folder(source: str | Path) -> Path:
-    """A local folder as it is; a hub id ('user/model') as its snapshot in the Hugging Face cache."""
+def hub_reference(source: str, revision: str | None = None) -> tuple[str, str | None] | None:
+    """(repository id, revision or None) of `user/model`, `hf://user/model` or either with `@REVISION`, with
+    `revision` as the other spelling of `@REVISION`; None when `source` is not spelled as a hub id."""
+    name, _, spelled = HUB_PREFIX.sub("", source).partition("@")
+    if not HUB_ID.fullmatch(name) or (spelled and not REVISION.fullmatch(spelled)):
+        return None
+    if spelled and revision is not None and spelled != revision:
+        raise ModelFolderError(f"{source} names revision {spelled!r} and revision={revision!r} another; give one")
+    return name, spelled or revision
+
+
+def model_folder(source: str | Path, *, revision: str | None = None) -> Path:
+    """A local folder as it is; a hub id ('user/model', 'hf://user/model', '@REVISION') as its snapshot in the
+    Hugging Face cache."""
+    hub_only = HUB_PREFIX.match(str(source)) is not None
     path = Path(source).expanduser()
-    if path.is_dir():
+    if not hub_only and path.is_dir():
+        if revision is not None:
+            raise ModelFolderError(f"{source} is a folder, which has no revision {revision!r}; give a hub id, or "
+                                   "no revision")
         return path
-    if path.exists():
+    if not hub_only and path.exists():
         raise ModelFolderError(f"{source} is a file; give the folder export-model wrote, or a Hugging Face hub id")
-    if not HUB_ID.fullmatch(str(source)):
-        raise ModelFolderError(f"no folder {source}; give the folder export-model wrote, or a hub id (user/model)")
-    return _hub_snapshot(str(source))
+    reference = hub_reference(str(source), revision)
+    if reference is None:
+        raise ModelFolderError(f"no folder {source}; give the folder export-model wrote, or a hub id "
+                               "(user/model, hf://user/model, with @REVISION for a branch, tag or commit)")
+    return _hub_snapshot(*reference)
 
 
-def _hub_snapshot(repo_id: str) -> Path:
+def _hub_snapshot(repo_id: str, revision: str | None) -> Path:
+    require("huggingface_hub", f"loading the model {repo_id} from the Hugging Face hub")
     import huggingface_hub
 
     from vision_bench.models.timm_weights import hub_downloads_off
@@ -313,17 +350,66 @@ def _hub_snapshot(repo_id: str) -> Path:
     offline = hub_downloads_off()
     try:
         folder = huggingface_hub.snapshot_download(
-            repo_id, allow_patterns=[CONFIG_FILE, MODEL_FILE, CARD_FILE], cache_dir=hf_hub_cache_dir(),
-            local_files_only=offline, library_name="vision-bench",
+            repo_id, revision=revision, allow_patterns=[CONFIG_FILE, MODEL_FILE, CARD_FILE],
+            cache_dir=hf_hub_cache_dir(), local_files_only=offline, library_name="vision-bench",
+            library_version=_version(),
         )
     except Exception as error:  # the hub client raises many types for network, server and cache failures
         where = ("in the Hugging Face cache (downloads are off: $HF_HUB_OFFLINE or $VISION_BENCH_OFFLINE)"
                  if offline else "on the Hugging Face hub")
+        named = repo_id if revision is None else f"{repo_id}@{revision}"
         raise ModelFolderError(
-            f"{repo_id!r} is neither a folder here nor a model {where} ({first_line(error)}); "
+            f"{named!r} is neither a folder here nor a model {where} ({first_line(error)}); "
             "give the folder export-model wrote, or a hub id"
         ) from None
     return Path(folder)
+
+
+def push_target(repo_id: str, revision: str | None = None) -> tuple[str, str | None]:
+    """(repository, branch or None) that `push_to_hub` would push to, checked before any work: a hub id, the hub
+    client installed, and the hub not switched off; else a one-line error."""
+    reference = hub_reference(repo_id, revision)
+    if reference is None:
+        raise ModelFolderError(f"{repo_id!r} is not a hub repository id; give it as user/model (with @BRANCH for a "
+                               "branch other than main)")
+    require("huggingface_hub", "pushing a model to the Hugging Face hub")
+    from vision_bench.models.timm_weights import hub_downloads_off
+
+    if hub_downloads_off():
+        raise ModelFolderError(f"cannot push to {reference[0]}: the Hugging Face hub is off ($HF_HUB_OFFLINE or "
+                               "$VISION_BENCH_OFFLINE); unset it to push")
+    return reference
+
+
+def push_to_hub(folder: str | Path, repo_id: str, *, revision: str | None = None, private: bool | None = None,
+                commit_message: str | None = None, token: str | None = None) -> str:
+    """Upload the finished export in `folder` to the hub repository `repo_id` (`user/model`, `@BRANCH` or
+    `revision` for a branch other than main, created when missing); returns the commit's URL.
+
+    The repository is created when missing (`private` as given, else the account's default); the export's files
+    replace those of an earlier upload (a stale encoder is deleted in the same commit), other files stay.
+    """
+    repo, branch = push_target(repo_id, revision)
+    import huggingface_hub
+
+    folder = Path(folder)
+    config = _read_config(folder)  # a finished export only: config.json is written last
+    api = huggingface_hub.HfApi(token=token, library_name="vision-bench", library_version=_version())
+    try:
+        repo = api.create_repo(repo, private=private, exist_ok=True).repo_id
+        if branch is not None:
+            api.create_branch(repo, branch=branch, exist_ok=True)
+        commit = api.upload_folder(
+            repo_id=repo, folder_path=folder, revision=branch, allow_patterns=HUB_PATTERNS,
+            delete_patterns=HUB_PATTERNS,
+            commit_message=commit_message or f"vision-bench export-model: {config['architecture']}",
+        )
+    except Exception as error:  # the hub client raises many types for network, permission and server failures
+        raise ModelFolderError(
+            f"could not push {folder} to the Hugging Face hub as {repo} ({first_line(error)}); check the repository "
+            "id, your token (`hf auth login`) and the network"
+        ) from None
+    return commit.commit_url
 
 
 def _read_config(folder: Path) -> dict[str, Any]:
@@ -358,9 +444,12 @@ __all__ = [
     "EXPORT_FORMAT",
     "MODEL_FILE",
     "ModelFolderError",
+    "hub_reference",
     "load_pretrained",
     "model_card",
     "portable_options",
+    "push_target",
+    "push_to_hub",
     "read_model_config",
     "save_pretrained",
 ]
