@@ -4,12 +4,14 @@ with exactly the same outputs; its encoder loads into plain timm; folders and hu
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 import timm
 import torch
+from cli_errors import cli_error
 from safetensors.torch import load_file
 
 from vision_bench.cli import main
@@ -235,3 +237,102 @@ def test_weights_that_do_not_fit_the_config_are_named(exported, tmp_path) -> Non
     (folder / "config.json").write_text('{"format": "something-else"}')
     with pytest.raises(ModelFolderError, match="not a vision-bench model config"):
         load_pretrained(folder)
+
+
+# --- the model card ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def evaluated_export(trained_run, tmp_path_factory) -> tuple[Path, Path]:
+    """A copy of the trained run, evaluated (RUN/evaluation/metrics.json), exported with a license."""
+    run = tmp_path_factory.mktemp("evaluated") / "run"
+    shutil.copytree(trained_run, run)
+    assert main(["evaluate", str(run), "--offline", "--baselines", "", "--n-test", "3", "--sheet-samples", "1",
+                 "--quiet"]) == 0
+    out = run.parent / "model"
+    assert main(["export-model", str(run), "--out", str(out), "--license", "cc-by-4.0"]) == 0
+    return run, out
+
+
+def card_table(text: str) -> dict[str, dict[str, str]]:
+    """The card's evaluation table: split -> column -> cell."""
+    lines = [line for line in text.split("## Evaluation", 1)[1].splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    return {row[0]: dict(zip(header, row)) for row in rows}
+
+
+def test_the_card_metadata_parses_and_holds_the_evaluation(evaluated_export) -> None:
+    from huggingface_hub import ModelCard
+
+    from vision_bench.metrics import listed_in
+    from vision_bench.metrics.registry import short_label
+
+    run, out = evaluated_export
+    metrics = json.loads((run / "evaluation" / "metrics.json").read_text())
+    card = ModelCard.load(out / "README.md")
+    data = card.data
+    assert data.library_name == "vision-bench" and data.license == "cc-by-4.0" and data.pipeline_tag == "image-to-image"
+    assert {"vision-bench", "image-to-image", "unet", "timm"} <= set(data.tags)
+    assert data.model_name == "unet:test_resnet"
+    # model-index: one result per split and metric, the values exactly metrics.json's
+    shown = [name for name in listed_in("evaluate") if metrics["splits"]["test_id"]["metrics"].get(name) is not None]
+    assert len(shown) >= 3
+    results = {(r.dataset_split, r.metric_type): r for r in data.eval_results}
+    assert set(results) == {(split, name) for split in ("test_id", "test_ood") for name in shown}
+    for (split, name), result in results.items():
+        assert result.metric_value == metrics["splits"][split]["metrics"][name]
+        assert result.task_type == "image-to-image" and result.dataset_name == "envgen/G1/1"
+    # the table: the same numbers to 4 significant digits, and each split's sample count
+    table = card_table(card.text)
+    assert set(table) == {"test_id", "test_ood"}
+    for split, row in table.items():
+        assert row["n"] == str(metrics["splits"][split]["n"]) == "3"
+        assert {column for column in row if column not in ("split", "n")} == {short_label(name) for name in shown}
+        for name in shown:
+            assert row[short_label(name)] == f"{metrics['splits'][split]['metrics'][name]:.4g}"
+
+
+def test_the_card_names_the_data_the_commands_and_the_config(evaluated_export) -> None:
+    from vision_bench.models.model_card import command_line
+    from vision_bench.train.environment import recorded_commands
+
+    run, out = evaluated_export
+    text = (out / "README.md").read_text()
+    assert "the study `envgen/G1/1`, generated on the fly (n_train 8, n_val 2)" in text
+    assert "32x32 pixels, palette `cogitao-rgb`" in text
+    [command] = recorded_commands(run)
+    assert f"```bash\n{command_line(command)}\n```" in text and "checkpoint `best.pt`" in text
+    assert TrainConfig.from_yaml(run / "config.yaml").to_yaml().rstrip("\n") in text
+    assert command_line(["/venv/bin/vision-bench", "train", "my config.yaml"]) == "vision-bench train 'my config.yaml'"
+
+
+def test_an_evaluation_of_another_checkpoint_is_left_out_or_refused(evaluated_export, tmp_path, capsys) -> None:
+    from huggingface_hub import ModelCard
+
+    run, _ = evaluated_export
+    metrics = json.loads((run / "evaluation" / "metrics.json").read_text())
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({**metrics, "step": 7}))
+    cli_error(["export-model", run, "--out", tmp_path / "out", "--metrics", other], capsys,
+              "scored the checkpoint of step 7, not the exported one of step 1")
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    (copy / "evaluation" / "metrics.json").write_text(json.dumps({**metrics, "step": 7}))
+    assert main(["export-model", str(copy), "--out", str(tmp_path / "out")]) == 0
+    assert "the model card reports no evaluation" in capsys.readouterr().out
+    card = ModelCard.load(tmp_path / "out" / "README.md")
+    assert card.data.eval_results is None and "## Evaluation" not in card.text and card.data.license is None
+    cli_error(["export-model", run, "--out", tmp_path / "out2", "--license", "MIT License"], capsys,
+              "license 'MIT License' is not a hub license id")
+    assert not (tmp_path / "out2").exists()
+
+
+def test_a_model_saved_from_python_gets_a_card_without_a_run(tmp_path) -> None:
+    from huggingface_hub import ModelCard
+
+    model = create_model("svib:i2i-cnn", image_size=SIZE)
+    save_pretrained(model, tmp_path / "m")
+    card = ModelCard.load(tmp_path / "m" / "README.md")
+    assert card.data.library_name == "vision-bench" and card.data.eval_results is None
+    assert "load_pretrained" in card.text and "## Training" not in card.text

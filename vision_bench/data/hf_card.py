@@ -13,6 +13,7 @@ sharded runs write the same bytes, and the manifest records it under `documents`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,23 @@ import yaml
 from vision_bench.data.manifest import MANIFEST_NAME, digest_bytes, digest_file, shard_file_records, write_manifest
 from vision_bench.data.parquet_files import parquet_schema
 from vision_bench.data.parquet_images import image_feature_columns
+from vision_bench.errors import ConfigError
 from vision_bench.io.atomic import atomic_write_text
 from vision_bench.tasks.config import SPLITS
 
 CARD_NAME = "README.md"
 DOCUMENTS_KEY = "documents"
 CARD_FORMATS = ("parquet",)
+LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]*")
 _SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
+
+
+def check_license(license: str | None) -> str | None:
+    """A Hugging Face hub license id as a card's `license:` takes it (apache-2.0, mit, cc-by-4.0, other), or None."""
+    if license is not None and not LICENSE_ID.fullmatch(license):
+        raise ConfigError(f"license {license!r} is not a hub license id; give one such as apache-2.0, mit, cc-by-4.0 "
+                          "or other (https://huggingface.co/docs/hub/repositories-licenses)")
+    return license
 
 
 def hf_feature(arrow_type: pa.DataType) -> dict[str, Any]:
@@ -160,4 +171,4 @@ def repair_card(root: str | Path, manifest: Mapping[str, Any]) -> bool:
     return True
 
 
-__all__ = ["CARD_NAME", "DOCUMENTS_KEY", "card_text", "features_yaml", "repair_card", "write_card"]
+__all__ = ["CARD_NAME", "DOCUMENTS_KEY", "card_text", "check_license", "features_yaml", "repair_card", "write_card"]

@@ -11,7 +11,8 @@ the Hugging Face hub:
 - `config.json`: the architecture (`create_model` name), the options that rebuild it (JSON values,
   without the starting weights, which the saved weights replace), the render spec its images are
   drawn with, the image size, head and task conditioning, the vision-bench version; no paths;
-- `README.md`: a short model card saying how to load it.
+- `README.md`: the model card (`models.model_card`: huggingface_hub's `ModelCard`): what the model reads, how
+  to load it, and for an export of a run its training data, evaluation and command lines.
 
 `load_pretrained(folder or hub id)` rebuilds the model with `create_model` and loads the weights
 strictly (keys, shapes and dtypes): the same outputs as the model that was saved. A hub id
@@ -48,8 +49,8 @@ from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_tem
 from vision_bench.io.extras import require
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
+from vision_bench.models.model_card import TrainingRecord, model_card
 from vision_bench.models.state_check import compare_state, renamed_weights
-from vision_bench.tasks.task_code import TASK_CODE_LENGTH
 
 EXPORT_FORMAT = "vision-bench-model"
 EXPORT_VERSION = 1
@@ -99,11 +100,14 @@ def save_pretrained(
     options: Mapping[str, Any] | None = None,
     render_spec: RenderSpec | None = None,
     trained_steps: int | None = None,
+    training: TrainingRecord | None = None,
+    license: str | None = None,
 ) -> list[Path]:
     """Write `model` (built by `create_model(model.name, **portable_options(options))`) to `folder`.
 
     `options` default to the model's own `build_options` (what `create_model` built it with), and
     `render_spec` to the one among them: the RenderSpec (or its dict) its training images were drawn with.
+    `training` (the run that made it) and `license` (a hub license id) go into the model card.
     Returns the files written, config.json last.
     """
     options = model.build_options if options is None else options
@@ -128,6 +132,7 @@ def save_pretrained(
         "vision_bench_version": _version(),
         "encoder": None if backbone is None else _encoder_entry(backbone),
     }
+    card = str(model_card(config, training, license=license))  # before any file: it needs the hub client
     folder = Path(folder)
     _prepare_folder(folder)
     written = [folder / MODEL_FILE]
@@ -137,7 +142,7 @@ def save_pretrained(
     else:
         atomic_write_bytes(folder / ENCODER_FILE, _safetensors_bytes(backbone.state))
         written.append(folder / ENCODER_FILE)
-    atomic_write_text(folder / CARD_FILE, model_card(config))
+    atomic_write_text(folder / CARD_FILE, card)
     atomic_write_text(folder / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
     return [*written, folder / CARD_FILE, folder / CONFIG_FILE]
 
@@ -199,71 +204,6 @@ def _version() -> str:
     import vision_bench
 
     return vision_bench.__version__
-
-
-def model_card(config: Mapping[str, Any]) -> str:
-    """The README.md of an export: what the model is, what it reads, how to load it (and its encoder)."""
-    size = config["image_size"]
-    palette = (config.get("render_spec") or {}).get("palette")
-    conditioned = bool(config.get("task_conditioning"))
-    steps = config.get("trained_steps")
-    trained = f" for {steps} step{'' if steps == 1 else 's'}" if steps is not None else ""
-    drawn = f" (palette {palette})" if palette else ""
-    length = (config.get("model_args") or {}).get("task_code_length", TASK_CODE_LENGTH)
-    code = f", and a task code (B, {length})" if conditioned else ""
-    reads_grids = config["architecture"].startswith("cogitao:") and \
-        (config.get("model_args") or {}).get("input", "grid") == "grid"
-    inputs = "'input_grid': grids, 'grid_shape': shapes" if reads_grids else "'input': images"
-    batch = f"{{{inputs}, 'task_code': codes}}" if conditioned else f"{{{inputs}}}"
-    lines = [
-        "---",
-        "library_name: vision-bench",
-        "tags: [vision-bench, image-to-image, arc, compositional-generalization]",
-        "---",
-        "",
-        f"# {config['architecture']}",
-        "",
-        (f"A grid model (one colour class per cell) trained with vision-bench {config['vision_bench_version']}"
-         f"{trained}. It reads input grids (B, h, w) of colours 0-9 padded with -1, with their sizes (B, 2){code}; "
-         f"predict_grids gives the predicted grids and predict draws them as {size}x{size} RGB images with the render "
-         f"spec in config.json{drawn}." if reads_grids else
-         f"An image-to-image model ({config['head']} head) trained with vision-bench "
-         f"{config['vision_bench_version']}{trained}. It reads RGB images of {size}x{size} pixels in [0, 1], drawn "
-         f"with the render spec in config.json{drawn}{code}, and predicts the output image."),
-        "",
-        "```python",
-        "from vision_bench.models import load_pretrained",
-        "",
-        'model = load_pretrained("PATH_OR_HUB_ID")',
-        f"prediction = model.predict({batch})  # (B, 3, {size}, {size}) in [0, 1]",
-        "```",
-    ]
-    encoder = config.get("encoder")
-    if encoder:
-        lines += ["", *encoder_card(encoder)]
-    return "\n".join(lines) + "\n"
-
-
-def encoder_card(encoder: Mapping[str, Any]) -> list[str]:
-    """How to load encoder.safetensors into timm, and the keys it lacks (then strict=False)."""
-    arguments = "".join(f", {key}={value!r}" for key, value in encoder["timm_kwargs"].items())
-    missing = encoder["missing_keys"]
-    strictness = ", strict=False" if missing else ""
-    lines = [
-        f"`{encoder['file']}` holds the encoder alone as a plain timm state dict:",
-        "",
-        "```python",
-        "import timm",
-        "from safetensors.torch import load_file",
-        "",
-        f"encoder = timm.create_model({encoder['timm_name']!r}{arguments})",
-        f"encoder.load_state_dict(load_file({encoder['file']!r}){strictness})",
-        "```",
-    ]
-    if missing:
-        lines += ["", (f"That model has {len(missing)} keys the encoder does not use, so they are not in the file: "
-                       f"{', '.join(missing)}.")]
-    return lines
 
 
 def read_model_config(source: str | Path, *, revision: str | None = None) -> dict[str, Any]:
@@ -446,7 +386,6 @@ __all__ = [
     "ModelFolderError",
     "hub_reference",
     "load_pretrained",
-    "model_card",
     "portable_options",
     "push_target",
     "push_to_hub",
