@@ -1,5 +1,6 @@
 """`vision-bench export-model` and `load_pretrained`: a trained model leaves the project and comes back
-with exactly the same outputs; its encoder loads into plain timm; folders and hub ids; errors."""
+with exactly the same outputs; timm builds its encoder by name from the export; folders and hub ids; the model
+card; errors."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from vision_bench.train import TrainConfig, load_checkpoint, train
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SIZE = 32
-EXPORT_FILES = {"config.json", "model.safetensors", "encoder.safetensors", "README.md"}
+EXPORT_FILES = {"config.json", "model.safetensors", "encoder", "README.md"}
 
 
 def run_config(model_name: str, options: dict) -> TrainConfig:
@@ -79,37 +80,60 @@ def test_config_holds_what_rebuilds_the_model_and_nothing_of_this_machine(traine
     assert "load_pretrained" in card and "library_name: vision-bench" in card and "layer4.0.conv1.weight" in card
 
 
-def test_encoder_loads_into_plain_timm_with_the_documented_strictness(trained_run, exported) -> None:
-    """The encoder stops at stride 16, so timm's test_resnet has exactly layer4 more: the documented missing keys."""
+def timm_encoder(folder: Path, **kwargs) -> torch.nn.Module:
+    """What timm builds by name from an export's encoder/ folder (timm's own layout), in eval mode."""
+    return timm.create_model(f"local-dir:{folder / 'encoder'}", pretrained=True, **kwargs).eval()
+
+
+def test_timm_builds_the_trained_encoder_by_name(trained_run, exported) -> None:
+    """The U-Net's encoder stops at stride 16 (out_indices [0, 1, 2, 3]): timm builds that feature extractor from
+    encoder/ and gives exactly the maps the decoder read; the network's layer4, which the U-Net never had, is in the
+    file at timm's initialisation and listed as untrained."""
     trained, _, _ = load_checkpoint(trained_run / "checkpoints" / "best.pt")
     encoder = read_model_config(exported)["encoder"]
-    assert encoder["timm_name"] == "test_resnet" and encoder["timm_kwargs"] == {"num_classes": 0}
-    plain = timm.create_model(encoder["timm_name"], **encoder["timm_kwargs"])
-    state = load_file(exported / encoder["file"])
-    result = plain.load_state_dict(state, strict=False)
-    assert result.unexpected_keys == [] and result.missing_keys == encoder["missing_keys"]
-    assert encoder["missing_keys"] and all(key.startswith("layer4.") for key in encoder["missing_keys"])
-    # the weights are the trained encoder's: the plain model's stride-16 features equal the U-Net's deepest map
+    assert encoder["folder"] == "encoder" and encoder["timm_name"] == "test_resnet"
+    assert encoder["timm_kwargs"] == {"num_classes": 0}
+    assert encoder["features"] == {"features_only": True, "out_indices": [0, 1, 2, 3]}
+    assert sorted(path.name for path in (exported / "encoder").iterdir()) == ["config.json", "model.safetensors"]
+    timm_config = json.loads((exported / "encoder" / "config.json").read_text())
+    assert timm_config["architecture"] == "test_resnet" and timm_config["num_classes"] == 0
+    assert timm_config["pretrained_cfg"]["input_size"] == [3, SIZE, SIZE]
+    assert (timm_config["pretrained_cfg"]["mean"], timm_config["pretrained_cfg"]["std"]) == ([0, 0, 0], [1, 1, 1])
+    assert "tag" not in timm_config["pretrained_cfg"] and "license" not in timm_config["pretrained_cfg"]
     images = fixed_images()
-    plain.eval()
     with torch.no_grad():
-        x = plain.maxpool(plain.act1(plain.bn1(plain.conv1(images))))
-        deepest = plain.layer3(plain.layer2(plain.layer1(x)))
-        assert torch.equal(deepest, trained.encoder(images)[-1])
+        maps, expected = timm_encoder(exported)(images), trained.encoder(images)
+    assert len(maps) == len(expected) == 4 and all(torch.equal(a, b) for a, b in zip(maps, expected))
+    # the whole network, as the card says to build it: the trained stages are the U-Net's, layer4 the untrained part
+    plain = timm.create_model(encoder["timm_name"], **encoder["timm_kwargs"])
+    plain.load_state_dict(load_file(exported / "encoder" / "model.safetensors"))
+    whole = plain.state_dict()
+    untrained = encoder["untrained_keys"]
+    assert untrained and all(key.startswith("layer4.") for key in untrained)
+    state = trained.timm_backbone().state
+    assert all(torch.equal(whole[key], value) for key, value in state.items())
+    assert set(untrained) == {key for key in set(whole) - set(state) if not key.endswith(".num_batches_tracked")}
+    assert "local-dir:" in (exported / "README.md").read_text() and "layer4.0.conv1.weight" in \
+        (exported / "README.md").read_text()
 
 
-def test_a_whole_encoder_loads_strictly(tmp_path) -> None:
-    model = create_model("bottleneck:test_resnet", image_size=SIZE, decoder_width=4, latent_dim=8)
+def test_a_whole_encoder_holds_nothing_untrained(tmp_path) -> None:
+    torch.manual_seed(0)
+    model = create_model("bottleneck:test_resnet", image_size=SIZE, decoder_width=4, latent_dim=8).eval()
     save_pretrained(model, tmp_path / "out", options={"image_size": SIZE, "decoder_width": 4, "latent_dim": 8})
     encoder = read_model_config(tmp_path / "out")["encoder"]
-    assert encoder["missing_keys"] == []
-    timm.create_model("test_resnet", num_classes=0).load_state_dict(load_file(tmp_path / "out" / encoder["file"]))
+    assert encoder["untrained_keys"] == [] and encoder["features"]["out_indices"] == [0, 1, 2, 3, 4]
+    images = fixed_images()
+    with torch.no_grad():
+        maps, expected = timm_encoder(tmp_path / "out")(images), model.encoder(images)
+    assert all(torch.equal(a, b) for a, b in zip(maps, expected, strict=True))
 
 
 def test_vit_palette_head_and_task_code_come_back_exactly(tmp_path) -> None:
     palette = np.arange(30, dtype=np.uint8).reshape(10, 3) * 8
     options = {"image_size": SIZE, "patch_size": 8, "head": "palette", "palette_colors": palette,
-               "task_conditioning": True, "decoder": "transformer", "decoder_depth": 1}
+               "task_conditioning": True, "decoder": "transformer", "decoder_depth": 1,
+               "input_normalization": {"mean": [0.5, 0.25, 0.125], "std": [0.5, 1.0, 2.0]}}
     torch.manual_seed(0)
     model = create_model("vit:test_vit", **options).eval()
     save_pretrained(model, tmp_path / "vit", options=options)
@@ -119,11 +143,18 @@ def test_vit_palette_head_and_task_code_come_back_exactly(tmp_path) -> None:
     config = read_model_config(tmp_path / "vit")
     assert config["model_args"]["palette_colors"] == palette.tolist() and config["task_conditioning"] > 0
     assert "task_code" in (tmp_path / "vit" / "README.md").read_text()
-    # a ViT's encoder is the timm model itself: everything but the classifier head is there
+    # a ViT's encoder is the timm model itself (less its classifier), which timm builds whole, with the model's
+    # input normalisation as its mean and std
     encoder = config["encoder"]
     assert encoder["timm_kwargs"] == {"patch_size": 8, "num_classes": 0, "img_size": SIZE}
-    plain = timm.create_model("test_vit", **encoder["timm_kwargs"])
-    plain.load_state_dict(load_file(tmp_path / "vit" / encoder["file"]))
+    assert encoder["features"] == {} and encoder["untrained_keys"] == []
+    vit = timm_encoder(tmp_path / "vit")
+    data = timm.data.resolve_data_config(model=vit)
+    assert tuple(data["mean"]) == (0.5, 0.25, 0.125) and tuple(data["std"]) == (0.5, 1.0, 2.0)
+    assert tuple(data["input_size"]) == (3, SIZE, SIZE)
+    normalized = model.input_norm(images)
+    with torch.no_grad():
+        assert torch.equal(vit.forward_features(normalized), model.encoder.forward_features(normalized))
 
 
 def test_a_model_carries_its_build_options_to_save_pretrained(tmp_path) -> None:
@@ -151,9 +182,9 @@ def test_a_model_without_timm_encoder_writes_no_encoder_file(tmp_path) -> None:
     model = create_model("svib:i2i-cnn", image_size=SIZE).eval()
     out = tmp_path / "svib"
     (out).mkdir()
-    (out / "encoder.safetensors").write_bytes(b"stale")  # from an earlier export into the same folder
+    (out / "encoder.safetensors").write_bytes(b"stale")  # an encoder of an earlier export (the old layout)
     save_pretrained(model, out, options={"image_size": SIZE})
-    assert {path.name for path in out.iterdir()} == EXPORT_FILES - {"encoder.safetensors"}
+    assert {path.name for path in out.iterdir()} == EXPORT_FILES - {"encoder"}
     assert read_model_config(out)["encoder"] is None
     images = fixed_images(2)
     assert torch.equal(load_pretrained(out)(images), model(images))
@@ -226,9 +257,7 @@ def test_a_folder_with_other_files_is_refused_and_a_rerun_repairs(trained_run, t
 
 def test_weights_that_do_not_fit_the_config_are_named(exported, tmp_path) -> None:
     folder = tmp_path / "tampered"
-    folder.mkdir()
-    for name in EXPORT_FILES:
-        (folder / name).write_bytes((exported / name).read_bytes())
+    shutil.copytree(exported, folder)
     config = json.loads((folder / "config.json").read_text())
     config["model_args"]["decoder_width"] = 8
     (folder / "config.json").write_text(json.dumps(config))

@@ -18,7 +18,7 @@ from vision_bench.models.pretrained import ModelFolderError, hub_reference, push
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-SIZE = 16
+SIZE = 32
 REPO = "someone/grid-cnn"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER_COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
@@ -26,9 +26,9 @@ OTHER_COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
-    """svib:i2i-cnn (no timm encoder: three files) saved with fixed weights."""
+    """bottleneck:test_resnet (with its timm encoder in encoder/) saved with fixed weights."""
     torch.manual_seed(0)
-    model = create_model("svib:i2i-cnn", image_size=SIZE).eval()
+    model = create_model("bottleneck:test_resnet", image_size=SIZE, decoder_width=4, latent_dim=8).eval()
     out = tmp_path_factory.mktemp("hub") / "model"
     save_pretrained(model, out)
     return out
@@ -62,7 +62,7 @@ def test_a_hub_id_with_a_revision_loads_from_the_cache_offline(exported, offline
     for source, revision in (("someone/grid-cnn@v1", None), ("hf://someone/grid-cnn@v1", None),
                              ("someone/grid-cnn", "v1"), (f"{REPO}@{COMMIT}", None)):
         assert torch.equal(load_pretrained(source, revision=revision)(images()), expected), (source, revision)
-    assert read_model_config(REPO, revision="v1")["architecture"] == "svib:i2i-cnn"
+    assert read_model_config(REPO, revision="v1")["architecture"] == "bottleneck:test_resnet"
 
 
 def test_a_revision_the_cache_lacks_is_one_line(offline_cache) -> None:
@@ -127,15 +127,17 @@ def test_push_to_hub_uploads_the_exports_files_to_a_branch(exported, recording_a
     (exported.parent / "elsewhere.txt").write_text("not part of the export")
     url = push_to_hub(exported, f"{REPO}@v2", private=True, token="secret")
     assert url == f"https://huggingface.co/{REPO}/commit/{COMMIT}"
-    patterns = ["README.md", "config.json", "encoder.safetensors", "model.safetensors"]
+    patterns = ["README.md", "config.json", "encoder.safetensors", "encoder/*", "model.safetensors"]
     assert recording_api.calls == [
         ("HfApi", "secret", "vision-bench"),
         ("create_repo", REPO, True, True),
         ("create_branch", REPO, "v2", True),
-        ("upload_folder", REPO, "v2", patterns, "vision-bench export-model: svib:i2i-cnn"),
+        ("upload_folder", REPO, "v2", patterns, "vision-bench export-model: bottleneck:test_resnet"),
     ]
-    assert recording_api.uploaded == {p.name: p.read_bytes() for p in exported.iterdir()}
-    assert set(recording_api.uploaded) == {"README.md", "config.json", "model.safetensors"}
+    files = {p.relative_to(exported).as_posix(): p.read_bytes() for p in exported.rglob("*") if p.is_file()}
+    assert recording_api.uploaded == files
+    assert set(files) == {"README.md", "config.json", "model.safetensors", "encoder/config.json",
+                          "encoder/model.safetensors"}
 
 
 def test_push_to_main_makes_no_branch(exported, recording_api) -> None:

@@ -3,8 +3,8 @@ trained model as a portable folder, and on the Hugging Face hub.
 
 DIR gets `model.safetensors`, `config.json`, a `README.md` model card (the training data, the command
 lines and config that trained it, and the run's evaluation of this checkpoint when RUN/evaluation/metrics.json,
-or `--metrics FILE`, scored it) and, for models with a timm encoder, `encoder.safetensors` (see
-`vision_bench.models.pretrained` and `vision_bench.models.model_card`);
+or `--metrics FILE`, scored it) and, for models with a timm encoder, `encoder/` in timm's own layout (see
+`vision_bench.models.pretrained`, `vision_bench.models.model_card` and `vision_bench.models.timm_folder`);
 `vision_bench.models.load_pretrained(DIR)` rebuilds the model with the same outputs, without the
 run, its data or the weights it started from. `--push-to-hub` then uploads the folder
 (`vision_bench.models.push_to_hub`); `load_pretrained("user/model@BRANCH")` reads it back.
@@ -19,8 +19,8 @@ from vision_bench.commands._common import check_out_folder
 from vision_bench.io.documents import JSONDict
 
 NAME = "export-model"
-HELP = ("write a trained run's model as model.safetensors + config.json (+ encoder.safetensors, README.md) "
-        "for vision_bench.models.load_pretrained")
+HELP = ("write a trained run's model as model.safetensors + config.json + a README.md model card (+ encoder/ in "
+        "timm's layout) for vision_bench.models.load_pretrained; --push-to-hub uploads it")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

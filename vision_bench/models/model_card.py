@@ -230,26 +230,37 @@ def command_line(command: Sequence[str]) -> str:
 
 
 def encoder_card(encoder: Mapping[str, Any]) -> list[str]:
-    """How to load encoder.safetensors into timm, and the keys it lacks (then strict=False)."""
-    arguments = "".join(f", {key}={value!r}" for key, value in encoder["timm_kwargs"].items())
-    missing = encoder["missing_keys"]
-    strictness = ", strict=False" if missing else ""
+    """How timm builds the encoder from the export's `encoder/` folder (timm's layout), and what it holds untrained."""
+    folder = encoder["folder"]
+    features = encoder.get("features") or {}
+    untrained = encoder["untrained_keys"]
     lines = [
         "## Encoder",
         "",
-        f"`{encoder['file']}` holds the encoder alone as a plain timm state dict:",
+        f"`{folder}/` holds the `{encoder['timm_name']}` encoder in timm's own layout (config.json, "
+        "model.safetensors), so timm builds it with the trained weights by name:",
         "",
         "```python",
         "import timm",
-        "from safetensors.torch import load_file",
+        "from huggingface_hub import snapshot_download",
         "",
-        f"encoder = timm.create_model({encoder['timm_name']!r}{arguments})",
-        f"encoder.load_state_dict(load_file({encoder['file']!r}){strictness})",
+        f'folder = snapshot_download("USER/MODEL", allow_patterns="{folder}/*")  # or the exported folder itself',
+        f'encoder = timm.create_model(f"local-dir:{{folder}}/{folder}", pretrained=True)',
+        "config = timm.data.resolve_data_config(model=encoder)  # the image size, mean and std it was trained with",
         "```",
     ]
-    if missing:
-        lines += ["", (f"That model has {len(missing)} keys the encoder does not use, so they are not in the file: "
-                       f"{', '.join(missing)}.")]
+    if features:
+        options = ", ".join(f"{key}={value!r}" for key, value in features.items())
+        arguments = "".join(f", {key}={value!r}" for key, value in encoder["timm_kwargs"].items())
+        lines += ["", f"It is the feature extractor the decoder read ({options}, in its config's `model_args`): a "
+                      "list of feature maps, shallow to deep. The whole network loads the same file:", "",
+                  "```python", "from safetensors.torch import load_file", "",
+                  f"network = timm.create_model({encoder['timm_name']!r}{arguments})",
+                  f'network.load_state_dict(load_file(f"{{folder}}/{folder}/model.safetensors"))', "```"]
+    if untrained:
+        lines += ["", (f"The network has {len(untrained)} keys the model never used (stages after its last feature "
+                       f"map): the file holds them at timm's initialisation, untrained, and `features_only` drops them "
+                       f"again: {', '.join(untrained)}.")]
     return lines
 
 

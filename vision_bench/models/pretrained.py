@@ -4,10 +4,11 @@
 the Hugging Face hub:
 
 - `model.safetensors`: the whole model's state dict;
-- `encoder.safetensors` (models with a timm encoder): the encoder alone as a plain timm state
-  dict, for `timm.create_model(name, **kwargs)`; `config.json` names the kwargs and the keys that
-  model has and the file lacks (a classifier, stages the U-Net does not use), so that strict
-  loading works exactly when that list is empty;
+- `encoder/` (models with a timm encoder): the encoder in timm's own layout (`config.json` and
+  `model.safetensors`, written by timm's `save_for_hf`; `models.timm_folder`), so that
+  `timm.create_model("local-dir:FOLDER/encoder", pretrained=True)` builds it with the trained weights;
+  `config.json` names its timm name and options and the keys it holds untrained (stages a U-Net cut
+  short never had); an export made before this layout had `encoder.safetensors`, which a re-run removes;
 - `config.json`: the architecture (`create_model` name), the options that rebuild it (JSON values,
   without the starting weights, which the saved weights replace), the render spec its images are
   drawn with, the image size, head and task conditioning, the vision-bench version; no paths;
@@ -35,7 +36,9 @@ over an earlier export (finished or not) rewrites it.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,21 +48,24 @@ import torch
 
 from render.spec import RenderSpec
 from vision_bench.errors import UserError, first_line
-from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_temp_file
+from vision_bench.io.atomic import atomic_write_bytes, atomic_write_text, is_temp_file, temp_path_for
 from vision_bench.io.extras import require
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.models.encoders import TimmBackbone
 from vision_bench.models.model_card import TrainingRecord, model_card
 from vision_bench.models.state_check import compare_state, renamed_weights
+from vision_bench.models.timm_folder import write_timm_folder
 
 EXPORT_FORMAT = "vision-bench-model"
 EXPORT_VERSION = 1
 CONFIG_FILE = "config.json"
 MODEL_FILE = "model.safetensors"
-ENCODER_FILE = "encoder.safetensors"
+ENCODER_DIR = "encoder"
+ENCODER_FILES = (CONFIG_FILE, MODEL_FILE)  # timm's layout
+OLD_ENCODER_FILE = "encoder.safetensors"  # the encoder as a plain state dict, before the timm layout
 CARD_FILE = "README.md"
-EXPORT_FILES = (CONFIG_FILE, MODEL_FILE, ENCODER_FILE, CARD_FILE)
-HUB_PATTERNS = list(EXPORT_FILES)
+EXPORT_FILES = (CONFIG_FILE, MODEL_FILE, CARD_FILE)
+HUB_PATTERNS = [*EXPORT_FILES, f"{ENCODER_DIR}/*", OLD_ENCODER_FILE]
 """What `push_to_hub` uploads from an export folder, and deletes from the repository where the export has none."""
 NOT_EXPORTED_OPTIONS = ("pretrained", "pretrained_file", "render_spec")  # weights replaced; spec saved apart
 HUB_PREFIX = re.compile(r"^hf://?")  # `hf://ID`; also `hf:/ID`, what pathlib makes of it
@@ -138,13 +144,34 @@ def save_pretrained(
     written = [folder / MODEL_FILE]
     atomic_write_bytes(folder / MODEL_FILE, _safetensors_bytes(model.state_dict()))
     if backbone is None:
-        (folder / ENCODER_FILE).unlink(missing_ok=True)
+        _remove_encoder(folder)
     else:
-        atomic_write_bytes(folder / ENCODER_FILE, _safetensors_bytes(backbone.state))
-        written.append(folder / ENCODER_FILE)
+        _write_encoder(model, backbone, folder)
+        written.append(folder / ENCODER_DIR)
     atomic_write_text(folder / CARD_FILE, card)
     atomic_write_text(folder / CONFIG_FILE, json.dumps(config, indent=2) + "\n")
     return [*written, folder / CARD_FILE, folder / CONFIG_FILE]
+
+
+def _write_encoder(model: ImageToImageModel, backbone: TimmBackbone, folder: Path) -> None:
+    """encoder/ in timm's layout: written into a temporary folder, which then replaces the earlier one."""
+    staging = temp_path_for(folder / ENCODER_DIR)
+    try:
+        norm = getattr(model, "input_norm", None)
+        write_timm_folder(backbone, staging, image_size=model.image_size,
+                          normalization=None if norm is None else norm.normalization)
+        mode = (folder / MODEL_FILE).stat().st_mode & 0o777  # safetensors writes 0600: as the export's other files
+        for path in staging.iterdir():
+            path.chmod(mode)
+        _remove_encoder(folder)
+        os.rename(staging, folder / ENCODER_DIR)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_encoder(folder: Path) -> None:
+    shutil.rmtree(folder / ENCODER_DIR, ignore_errors=True)
+    (folder / OLD_ENCODER_FILE).unlink(missing_ok=True)
 
 
 def _prepare_folder(folder: Path) -> None:
@@ -156,8 +183,7 @@ def _prepare_folder(folder: Path) -> None:
         raise ModelFolderError(f"{folder} is a file; give a folder for the exported model")
     folder.mkdir(parents=True, exist_ok=True)
     entries = list(folder.iterdir())
-    foreign = [entry.name for entry in entries
-               if entry.is_dir() or (entry.name not in EXPORT_FILES and not is_temp_file(entry))]
+    foreign = [entry.name for entry in entries if not _written_here(entry)]
     if not foreign and (folder / CONFIG_FILE).exists() and _format_of(folder / CONFIG_FILE) != EXPORT_FORMAT:
         foreign = [CONFIG_FILE]
     if foreign:
@@ -166,9 +192,20 @@ def _prepare_folder(folder: Path) -> None:
             "give an empty or new folder"
         )
     for entry in entries:
-        if is_temp_file(entry):
+        if is_temp_file(entry) and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        elif is_temp_file(entry):
             entry.unlink()
     (folder / CONFIG_FILE).unlink(missing_ok=True)
+
+
+def _written_here(entry: Path) -> bool:
+    """An export's file or encoder folder (of any version), or a temporary file or folder one left."""
+    if is_temp_file(entry):
+        return True
+    if entry.name == ENCODER_DIR and entry.is_dir() and not entry.is_symlink():
+        return all(part.name in ENCODER_FILES or is_temp_file(part) for part in entry.iterdir())
+    return entry.is_file() and entry.name in (*EXPORT_FILES, OLD_ENCODER_FILE)
 
 
 def _format_of(path: Path) -> str | None:
@@ -181,10 +218,11 @@ def _format_of(path: Path) -> str | None:
 
 def _encoder_entry(backbone: TimmBackbone) -> dict[str, Any]:
     return {
-        "file": ENCODER_FILE,
+        "folder": ENCODER_DIR,
         "timm_name": backbone.name,
         "timm_kwargs": portable_options(backbone.kwargs),
-        "missing_keys": backbone.missing_keys,
+        "features": portable_options(backbone.features),
+        "untrained_keys": backbone.missing_keys,
     }
 
 
@@ -379,7 +417,7 @@ def _read_config(folder: Path) -> dict[str, Any]:
 __all__ = [
     "CARD_FILE",
     "CONFIG_FILE",
-    "ENCODER_FILE",
+    "ENCODER_DIR",
     "EXPORT_FILES",
     "EXPORT_FORMAT",
     "MODEL_FILE",
