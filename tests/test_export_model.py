@@ -365,3 +365,37 @@ def test_a_model_saved_from_python_gets_a_card_without_a_run(tmp_path) -> None:
     card = ModelCard.load(tmp_path / "m" / "README.md")
     assert card.data.library_name == "vision-bench" and card.data.eval_results is None
     assert "load_pretrained" in card.text and "## Training" not in card.text
+
+
+def test_export_model_pushes_the_folder_it_wrote(trained_run, tmp_path, monkeypatch, capsys) -> None:
+    """--push-to-hub USER/MODEL@BRANCH: the folder just written goes up, encoder/ included (huggingface_hub's HfApi
+    stood in for by a recorder: no network)."""
+    import huggingface_hub
+
+    uploads = []
+
+    class Api:
+        def __init__(self, **kwargs) -> None:
+            pass
+
+        def create_repo(self, repo_id, **kwargs):
+            return type("RepoUrl", (), {"repo_id": repo_id})()
+
+        def create_branch(self, repo_id, *, branch, exist_ok):
+            uploads.append(("branch", repo_id, branch))
+
+        def upload_folder(self, *, repo_id, folder_path, revision, **kwargs):
+            files = sorted(p.relative_to(folder_path).as_posix() for p in Path(folder_path).rglob("*") if p.is_file())
+            uploads.append(("upload", repo_id, revision, files))
+            return type("CommitInfo", (), {"commit_url": f"https://huggingface.co/{repo_id}/commit/1"})()
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("VISION_BENCH_OFFLINE", raising=False)
+    out = tmp_path / "model"
+    assert main(["export-model", str(trained_run), "--out", str(out), "--push-to-hub", "someone/grid-unet@v1"]) == 0
+    assert "pushed" in (printed := capsys.readouterr().out)
+    assert "https://huggingface.co/someone/grid-unet/commit/1" in printed
+    assert uploads == [("branch", "someone/grid-unet", "v1"),
+                       ("upload", "someone/grid-unet", "v1", ["README.md", "config.json", "encoder/config.json",
+                                                               "encoder/model.safetensors", "model.safetensors"])]
