@@ -31,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_image_format_argument(render, old_spelling="--format-image")
     render.add_argument("--frames", action="store_true", help="also write intermediate frames (folder, webdataset)")
     render.add_argument("--masks", action="store_true", help="also write per-object label masks (image formats)")
+    card = parser.add_argument_group("dataset card (README.md of --format parquet; kept out of the export's identity)")
+    card.add_argument("--license", default=None, metavar="ID",
+                      help="the card's hub license id (apache-2.0, mit, cc-by-4.0, other, ...); default none")
+    card.add_argument("--citation", default=None, metavar="BIBTEX",
+                      help="the BibTeX entry the card asks users to cite, e.g. --citation \"$(cat paper.bib)\"")
     samples = parser.add_argument_group("samples")
     add_count_arguments(samples)
     scale = parser.add_argument_group("scale-out")
@@ -52,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from vision_bench.config_files import check_override_keys
     from vision_bench.data.export import export_dataset
     from vision_bench.data.export_formats import ExportOptions
+    from vision_bench.data.hf_card import CardOptions
     from vision_bench.data.shards import Shard
     from vision_bench.data.sources import load_config
     from vision_bench.tasks.config import SPLITS, TaskConfig
@@ -61,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     progress = show_progress(args)
     check_override_keys(TaskConfig, args.overrides)
     check_out_folder(args.out, NAME)
+    card = CardOptions(license=args.license, citation=args.citation)
+    card.check_format(args.format)
     config = load_config(args.study, args.config, **counts(args), seed=args.seed, overrides=args.overrides)
     options = ExportOptions(
         format=args.format, image_format=args.image_format, frames=args.frames, masks=args.masks,
@@ -86,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         result = export_dataset(
             config, spec, args.out, options, workers=args.workers, num_shards=args.num_shards,
             shard_index=args.shard_index, on_plan=planned,
-            on_shard_done=shard_done,
+            on_shard_done=shard_done, card=card,
         )
     samples = sum(shard.size for shard in result.written)
     print(f"{result.root}: wrote {len(result.written)} shard(s) ({samples} samples), "

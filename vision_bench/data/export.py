@@ -8,8 +8,10 @@ complete (the end of a single run, or any run of a sharded export) writes the `p
 dataset card (`README.md`, see `hf_card`), then `manifest.json` from the records, last, then
 removes the markers and every file the manifest does not list (temporary files a killed run left).
 A manifest therefore never describes an unfinished file, and the union of sharded runs plus the
-manifest is byte-identical to a single-machine export. Re-running a finished export rewrites a lost
-or damaged card and removes the files the manifest does not list, which `verify` reports.
+manifest is byte-identical to a single-machine export. Re-running a finished export rewrites a lost,
+unreadable or mis-configured card (one the user edited otherwise is kept) and removes the files the manifest
+does not list, which `verify` reports. The card's `license` and `citation` (`hf_card.CardOptions`) are recorded
+in the manifest beside the settings, not in them: they do not change the export's fingerprint.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.export_formats import FORMATS, ExportOptions
-from vision_bench.data.hf_card import repair_card, write_card
+from vision_bench.data.hf_card import OPTIONS_KEY, CardOptions, repair_card, write_card
 from vision_bench.data.manifest import (
     FORMAT_VERSION,
     MANIFEST_KIND,
@@ -195,7 +197,7 @@ def settings_of(config: TaskConfig, spec: RenderSpec, options: ExportOptions) ->
 
 
 def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerprint: str,
-                          records: Mapping[Shard, Records], counts: Mapping[str, int]) -> Path:
+                          records: Mapping[Shard, Records], counts: Mapping[str, int], card: CardOptions) -> Path:
     """The dataset card (parquet), then the manifest from every shard's record; then drop the markers
     and stray temporary files.
 
@@ -214,6 +216,7 @@ def _write_final_manifest(root: Path, settings: dict[str, Any], expected_fingerp
             for split, count in counts.items()
         },
         "shards": {shard.name: _shard_entry(shard, files) for shard, files in records.items()},
+        **({OPTIONS_KEY: card.to_dict()} if card.to_dict() else {}),
     }
     manifest.update(write_card(root, manifest))
     path = write_manifest(root, manifest)
@@ -252,17 +255,20 @@ def export_dataset(
     shard_index: int = 0,
     on_shard_done: Callable[[Shard], None] | None = None,
     on_plan: Callable[[list[Shard]], None] | None = None,
+    card: CardOptions | None = None,
 ) -> ExportResult:
     """Export `config` rendered with `spec` into `out`; the same call again resumes or confirms it.
 
     `num_shards` / `shard_index` pick this run's share of the shards (for many machines);
     `workers` local processes write them. The manifest is written once every shard is complete.
     `on_plan` hears once which shards this run will write (a progress bar's total), `on_shard_done`
-    each one as it is finished.
+    each one as it is finished. `card`: the license and citation of the dataset card (formats that write one).
     """
     options = options or ExportOptions()
+    card = card or CardOptions()
     if workers < 1:
         raise DataError(f"--workers must be at least 1, got {workers}")
+    card.check_format(options.format)
     root = Path(out)
     counts = sources.split_counts(config)
     shards = plan_shards(counts, options.shard_size)
@@ -274,7 +280,7 @@ def export_dataset(
     records = {s: _read_marker(root, s, expected) or (finished or {}).get(s.name) for s in shards}
     complete = {s for s in shards if _is_complete(root, records[s])}
     if finished is not None and len(complete) == len(shards):
-        repair_card(root, read_manifest(root))
+        repair_card(root, read_manifest(root), card)
         _remove_unlisted(root, read_manifest(root))  # read again: the repair may have recorded a new card
         return ExportResult(root, skipped=mine, manifest=root / MANIFEST_NAME)
     _claim(root, settings, expected, finished is not None)
@@ -294,7 +300,7 @@ def export_dataset(
     result.incomplete = sum(1 for s in shards if not _is_complete(root, final[s]))
     if result.incomplete == 0:
         complete_records = {s: final[s] or {} for s in shards}
-        result.manifest = _write_final_manifest(root, settings, expected, complete_records, counts)
+        result.manifest = _write_final_manifest(root, settings, expected, complete_records, counts, card)
     elif _finished_records(root, expected) is not None:
         result.incomplete, result.manifest = 0, root / MANIFEST_NAME
     return result

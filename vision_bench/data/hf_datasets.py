@@ -27,6 +27,7 @@ from vision_bench.data.batch import Item
 from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
+from vision_bench.io.extras import require
 
 if TYPE_CHECKING:
     import datasets
@@ -63,11 +64,9 @@ def looks_like_hf_folder(folder: Path) -> bool:
 @functools.lru_cache(maxsize=4)
 def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
     """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process)."""
-    try:
-        import datasets
-    except ImportError:
-        raise DataError(f"{source}: reading Hugging Face datasets needs the `datasets` package; "
-                        "pip install datasets") from None
+    require("datasets", f"{source}: reading Hugging Face datasets")
+    import datasets
+
     name = _PREFIX.sub("", source)
     folder = Path(name).expanduser()
     if name.startswith(("/", ".", "~")) and not folder.is_dir():

@@ -3,6 +3,10 @@
 Each problem names its file, so a damaged shard can be deleted and re-made by running the same
 `vision-bench export` command again (it redoes only the shards whose files are missing or wrong, and
 removes the files the manifest does not list).
+
+The data files are checked byte for byte; the documents that describe them (the `parquet` export's dataset
+card) only for what the data needs of them (`hf_card.card_problem`: the card's `configs` keep the splits apart
+as written), since a user may edit a card: add a license, a citation, prose.
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from vision_bench.data.export_formats import FORMATS
-from vision_bench.data.manifest import MANIFEST_NAME, FileRecord, digest_file, file_records, read_manifest
+from vision_bench.data.hf_card import CARD_NAME, card_problem
+from vision_bench.data.manifest import (
+    MANIFEST_NAME,
+    FileRecord,
+    digest_file,
+    document_records,
+    file_records,
+    read_manifest,
+)
 from vision_bench.errors import DataError
 from vision_bench.tasks.config import SPLITS
 
@@ -69,12 +81,16 @@ def verify_export(root: str | Path, *, checksums: bool = True) -> VerifyReport:
     manifest = read_manifest(root)
     records = file_records(manifest)
     report = VerifyReport(root, n_files=len(records))
+    documents = document_records(manifest)
     bad: set[str] = set()
-    for name in sorted(records):
+    for name in sorted(set(records) - set(documents)):
         message = _check_file(root, name, records[name], checksums)
         if message:
             bad.add(name)
             report.problems.append(Problem(name, message))
+    card = card_problem(root, manifest) if CARD_NAME in documents else None
+    if card is not None:
+        report.problems.append(Problem(CARD_NAME, card))
     for name in unlisted_files(root, manifest):
         report.problems.append(Problem(name, "not in the manifest (left over from another run?)"))
     module = FORMATS[manifest["format"]].module()

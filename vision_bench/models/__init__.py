@@ -5,12 +5,12 @@
 `copy_input`, `mean_target` or `ground_truth`; `MODELS` lists them. Every model is an
 `ImageToImageModel` (see `vision_bench.models.base` for the interface). Backbones start from
 scratch unless `pretrained` or `pretrained_file` names weights (`vision_bench.models.timm_weights`).
-`save_pretrained` / `load_pretrained` write and read a trained model as a folder
-(`vision_bench.models.pretrained`, `vision-bench export-model`).
+`save_pretrained` / `load_pretrained` write and read a trained model as a folder or hub id, `push_to_hub`
+uploads such a folder (`vision_bench.models.pretrained`, `vision-bench export-model`).
 """
 
 from vision_bench.models.base import ImageToImageModel, TrainableModel
-from vision_bench.models.pretrained import load_pretrained, read_model_config, save_pretrained
+from vision_bench.models.pretrained import load_pretrained, push_to_hub, read_model_config, save_pretrained
 from vision_bench.models.registry import MODELS, create_model
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "TrainableModel",
     "create_model",
     "load_pretrained",
+    "push_to_hub",
     "read_model_config",
     "save_pretrained",
 ]

@@ -14,7 +14,7 @@ at one stride; they are refused when the model is built, pointing to the `vit:` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,17 +103,21 @@ class TimmBackbone:
     """A backbone's weights as a plain timm state dict.
 
     `timm.create_model(name, **kwargs).load_state_dict(state, strict=False)` reports exactly
-    `missing_keys` and no unexpected key; with no missing key, strict loading works.
+    `missing_keys` and no unexpected key; with no missing key, strict loading works. `features`: the
+    feature-wrapper options the model built it with (`features_only`, `out_indices`), none for a whole model.
     """
 
     name: str
     kwargs: dict[str, Any]
     state: dict[str, torch.Tensor]
     missing_keys: list[str]
+    features: dict[str, Any] = field(default_factory=dict)
 
 
-def plain_timm_backbone(name: str, kwargs: dict[str, Any], weights: dict[str, torch.Tensor]) -> TimmBackbone:
-    """`weights` (of a timm model or of its features_only wrapper) under the plain model's key names.
+def plain_timm_backbone(name: str, kwargs: dict[str, Any], weights: dict[str, torch.Tensor],
+                        features: dict[str, Any] | None = None) -> TimmBackbone:
+    """`weights` (of a timm model or of its features_only wrapper, built with `features`) under the plain model's
+    key names.
 
     timm's feature wrappers rename what they keep: `layers.0.x` becomes `layers_0.x` (flattened
     sequential stages) or `model.layers.0.x` (wrappers that hold the model); pruned stages and the
@@ -135,7 +139,7 @@ def plain_timm_backbone(name: str, kwargs: dict[str, Any], weights: dict[str, to
             "(a feature wrapper this vision-bench does not know); the encoder cannot be written as a timm state dict"
         )
     missing = plain.load_state_dict(state, strict=False).missing_keys
-    return TimmBackbone(name, kwargs, state, list(missing))
+    return TimmBackbone(name, kwargs, state, list(missing), dict(features or {}))
 
 
 class FeatureEncoder(nn.Module):
@@ -181,6 +185,8 @@ class FeatureEncoder(nn.Module):
                             "num_classes": 0}
         feature_info = self.features.feature_info
         assert isinstance(feature_info, FeatureInfo), "timm's features_only models describe their maps in one"
+        self.feature_kwargs = {"features_only": True, "out_indices": list(feature_info.out_indices),
+                               **{key: options[key] for key in ("feature_cls",) if key in options}}
         self.channels: list[int] = list(feature_info.channels())
         self.reductions: list[int] = list(feature_info.reduction())
         self.channels_last_maps = getattr(self.features, "output_fmt", "NCHW") == "NHWC"
@@ -207,7 +213,7 @@ class FeatureEncoder(nn.Module):
 
     def timm_backbone(self) -> TimmBackbone:
         """The encoder's weights under the names of `timm.create_model(backbone, **timm_kwargs)`."""
-        return plain_timm_backbone(self.backbone, self.timm_kwargs, self.features.state_dict())
+        return plain_timm_backbone(self.backbone, self.timm_kwargs, self.features.state_dict(), self.feature_kwargs)
 
     def _check_runs_at(self, image_size: int) -> None:
         """One forward of a blank image in eval mode (no statistics updated), compared with feature_info."""

@@ -114,6 +114,20 @@ def write_environment(run_dir: Path, session: JSONDict) -> None:
     atomic_write_text(path, json.dumps(record, indent=2) + "\n")
 
 
+def recorded_commands(run_dir: Path) -> list[list[str]]:
+    """The command line of each of the run's training sessions, oldest first ([] without a readable record)."""
+    try:
+        record = json.loads((run_dir / ENVIRONMENT_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return []
+    if not isinstance(record, dict):
+        return []
+    earlier = record.get("earlier_sessions")
+    sessions = [*(earlier if isinstance(earlier, list) else []), record]
+    return [[str(part) for part in session["command"]] for session in sessions
+            if isinstance(session, dict) and isinstance(session.get("command"), list)]
+
+
 def _earlier_sessions(path: Path) -> list[JSONDict]:
     """The sessions recorded in an existing environment.json, oldest first ([] when there is none)."""
     if not path.is_file() or path.is_symlink():
