@@ -26,7 +26,7 @@ from vision_bench.models.options import split_options
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order `vision-bench models` lists.
-from vision_bench.models import unet, bottleneck, vit, svib, cogitao, baselines  # noqa: F401
+from vision_bench.models import unet, bottleneck, vit, svib, cogitao, gcog, baselines  # noqa: F401
 # isort: on
 
 MAX_PARAMETERS = 2_000_000_000
