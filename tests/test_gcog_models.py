@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from cli_errors import cli_error
+from test_cogitao_models import CELL_SPEC, CELLS, grid_batch
 
-from vision_bench.models import create_model
+from render.spec import RenderSpec
+from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.models import create_model, load_pretrained, save_pretrained
+from vision_bench.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -68,3 +73,107 @@ def test_head_reads_the_readout_or_each_cell(preset: str) -> None:
     assert sum(p.numel() for p in built.classifier.parameters()) == HEAD_PARAMETERS[preset]
     logits = built.eval()(torch.randint(0, 10, (2, 10, 10)), torch.randint(0, 101, (2, 4)))
     assert logits.shape == (2, 11, 10, 10)
+
+
+# --- training, saving, errors ---------------------------------------------------------------------------------------
+
+
+def small(preset: str, input_kind: str = "grid", **options: object) -> torch.nn.Module:
+    """A test model on the 6x6 canvas of test_cogitao_models' batches: grid_size 6, or 24-pixel images of 4-pixel
+    cells."""
+    sizes = {"grid_size": CELLS} if input_kind == "grid" else {}
+    return create_model(f"gcog:{preset}", image_size=24, render_spec=CELL_SPEC, input=input_kind, **sizes, **options)
+
+
+@pytest.mark.parametrize(("preset", "input_kind"), [(preset, "grid") for preset in PRESETS]
+                         + [("gru", "image"), ("perceiver", "image")])
+def test_a_few_steps_lower_the_loss(preset: str, input_kind: str) -> None:
+    torch.manual_seed(0)
+    model = small(preset, input_kind, task_conditioning=True)
+    batch = grid_batch(seed=1)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(10):
+        loss = model.training_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.85 * losses[0], losses
+    unused = [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    assert not unused, f"parameters without gradient (DDP would fail): {unused}"
+
+
+def test_the_task_code_reaches_every_preset() -> None:
+    """Two codes, one grid: each preset's logits differ (the rule stream is read); unconditioned, the rule stream
+    is the EOS token alone and the model still runs."""
+    grids = torch.randint(0, 10, (1, CELLS, CELLS)).expand(2, -1, -1)
+    codes = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
+    for preset in PRESETS:
+        torch.manual_seed(0)
+        logits = small(preset, task_conditioning=True).eval()(grids, codes)
+        assert (logits[0] - logits[1]).abs().max() > 1e-4, preset
+        assert small(preset).eval()(grids).shape == (2, 11, CELLS, CELLS)
+
+
+@pytest.mark.parametrize("preset", ["rnn", "crossattn"])
+def test_a_conditioned_model_saves_and_loads_back_exactly(tmp_path, preset: str) -> None:
+    options = {"image_size": 24, "grid_size": CELLS, "task_conditioning": True}
+    torch.manual_seed(0)
+    model = create_model(f"gcog:{preset}", **options, render_spec=CELL_SPEC).eval()
+    save_pretrained(model, tmp_path / preset, options=options, render_spec=CELL_SPEC)
+    loaded = load_pretrained(tmp_path / preset)
+    assert "{'input_grid': grids, 'grid_shape': shapes, " in (tmp_path / preset / "README.md").read_text()
+    batch = grid_batch()
+    inputs, code = loaded.batch_inputs(batch), batch["task_code"]
+    assert torch.equal(loaded(inputs, code), model(inputs, code))
+    assert torch.equal(loaded.predict_grids(batch), model.predict_grids(batch))
+    assert torch.equal(loaded.predict(batch), model.predict(batch))
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "error", "message"),
+    [
+        ("gcog:transformer", {}, UnknownNameError, "gcog preset"),
+        ("gcog:sst", {"input": "pixels"}, UnknownNameError, "gcog input"),
+        ("gcog:sst", {"grid_size": 0}, ConfigError, "grid_size"),
+        ("gcog:sst", {"head": "palette"}, ConfigError, "drop the options head and loss"),
+        ("gcog:gru", {"pretrained_file": "x.pth"}, ConfigError, "from scratch"),
+        ("gcog:dst", {"input": "image", "render_spec": RenderSpec(size=(24, 24), layout="cell:4")}, ConfigError,
+         "cell:4:center"),
+        ("gcog:rnn", {"depth": 2}, ConfigError, "input .grid or image. and grid_size"),
+    ],
+)
+def test_bad_options_are_one_line(name: str, options: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message) as caught:
+        create_model(name, image_size=24, **options)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_bad_option_in_a_train_config_is_one_cli_line(tmp_path, capsys) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(run_config("sst", {"input": "pixels"}).to_yaml())
+    cli_error(["train", path, "--out", tmp_path / "run"], capsys, "gcog input", "pixels")
+
+
+def run_config(preset: str, options: dict) -> TrainConfig:
+    return TrainConfig.from_dict({
+        "seed": 0,
+        "dataset": {"study": "gcog/systematic/depth1", "n_train": 4, "n_val": 2, "spec": {"size": [40, 40]},
+                    "val_splits": ["val_id"]},
+        "model": {"name": f"gcog:{preset}", "options": {"task_conditioning": 101, **options}},
+        "training": {"batch_size": 4, "max_steps": 1},
+    })
+
+
+@pytest.mark.slow
+def test_a_model_trains_and_evaluates_on_a_gcog_preset(tmp_path) -> None:
+    """gcog/systematic/depth1's 20x20 grids: training sets grid_size to 20 and evaluation scores the predicted
+    grids of the held-out pairings."""
+    from vision_bench.cli import main
+    from vision_bench.train import load_checkpoint
+
+    train(run_config("perceiver", {}), tmp_path / "run", progress=False)
+    trained, config, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    assert config.model.options["grid_size"] == 20 and trained.describe()["canvas"] == 20
+    assert main(["evaluate", str(tmp_path / "run"), "--splits", "test_ood", "--n-test", "2"]) == 0

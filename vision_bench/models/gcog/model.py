@@ -24,7 +24,7 @@ from torch import nn
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.models.base import MODELS, TrainableModel
 from vision_bench.models.cogitao.grid_io import CLASSES, DEFAULT_GRID_SIZE, INPUTS, cell_head
-from vision_bench.models.cogitao.model import CogitaoModel
+from vision_bench.models.cogitao.model import CogitaoModel, CogitaoOptions
 from vision_bench.models.drawing import render_spec_of
 from vision_bench.models.gcog import cross_attention, dual_stream, perceiver, recurrent, single_stream
 from vision_bench.models.gcog.stream import WIDTH
@@ -36,7 +36,7 @@ from vision_bench.models.gcog.tokens import (
     rule_tokens,
     with_eos,
 )
-from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+from vision_bench.models.options import SharedOptions, option, positive_int
 from vision_bench.registry import unknown_name_message
 
 ENCODERS = {
@@ -57,7 +57,9 @@ PRESETS = ("rnn", "gru", *ENCODERS)
 
 
 @dataclass(frozen=True)
-class GcogOptions(FamilyOptions):
+class GcogOptions(CogitaoOptions):
+    """CogitaoOptions's two options, said of gCOG's tokens."""
+
     input: str = option(
         "grid", "grid: the input grid's cells, one token of its class each; image: the rendered input image, one "
         "token of its pixels per cell (render layout cell:K:top-left)")
@@ -90,7 +92,7 @@ class GcogModel(CogitaoModel):
     options = GcogOptions
     options_hint = "it takes input (grid or image) and grid_size"
 
-    def __init__(self, preset: str, shared: SharedOptions, options: GcogOptions) -> None:  # type: ignore[override]
+    def __init__(self, preset: str, shared: SharedOptions, options: GcogOptions) -> None:
         name = f"gcog:{preset}"
         if preset not in PRESETS:
             raise UnknownNameError(unknown_name_message("gcog preset", preset, PRESETS))
