@@ -177,3 +177,33 @@ def test_a_model_trains_and_evaluates_on_a_gcog_preset(tmp_path) -> None:
     trained, config, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
     assert config.model.options["grid_size"] == 20 and trained.describe()["canvas"] == 20
     assert main(["evaluate", str(tmp_path / "run"), "--splits", "test_ood", "--n-test", "2"]) == 0
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_trains_and_predicts_under_bf16_autocast(preset: str) -> None:
+    """Mixed precision as the gCOG bench configs train (CPU bf16 autocast here): a finite loss, a gradient for
+    every parameter, and predicted grids cut to each sample's grid."""
+    torch.manual_seed(0)
+    model = small(preset, task_conditioning=True)
+    batch = grid_batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = model.training_loss(batch)
+    assert torch.isfinite(loss)
+    loss.backward()
+    assert not [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    model.eval()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        drawn, grids = model.predict_with_grids(batch)
+    assert grids.shape == (4, CELLS, CELLS) and drawn.shape == (4, 3, 24, 24)
+    assert grids[1, 4:].eq(-1).all() and grids[1, :, 5:].eq(-1).all()
+
+
+def test_productive_codes_of_ten_tokens_are_read_and_a_wrong_length_is_one_line() -> None:
+    """gCOG's productive presets' codes: a 3-token selector and up to 7 steps, all of them rule tokens."""
+    model = small("perceiver", task_conditioning=101, task_code_length=10).eval()
+    grids = torch.randint(0, 10, (2, CELLS, CELLS))
+    codes = torch.randint(0, 101, (2, 10))
+    assert model(grids, codes).shape == (2, 11, CELLS, CELLS)
+    with pytest.raises(ConfigError, match="task_code_length") as caught:
+        model(grids, codes[:, :4])
+    assert "\n" not in str(caught.value)
