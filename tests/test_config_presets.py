@@ -27,7 +27,7 @@ from vision_bench.tasks.studies.builder import alpha_of  # noqa: E402
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PAPER, SMOKE = CONFIGS / "paper", CONFIGS / "smoke"
 STUDY_FILES = [f"compgen_c{i}.yaml" for i in range(1, 4)] + [f"envgen_g{i}.yaml" for i in range(1, 6)]
-GCOG_FILES = ["gcog_distractor.yaml", "gcog_systematic.yaml", "gcog_productive.yaml"]
+GCOG_FILES = ["gcog_distractor.yaml", "gcog_systematic.yaml", "gcog_systematic_depth3.yaml", "gcog_productive.yaml"]
 CARC_FILES = ["carc_3shot.yaml", "carc_systematicity.yaml"]
 PRESET_FILES = [*STUDY_FILES, "alpha_sweep.yaml", *GCOG_FILES, *CARC_FILES, "worldmodel.yaml"]
 """Presets at both scales, configs/paper and configs/smoke."""

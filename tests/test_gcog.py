@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from vision_bench.tasks.studies.describe import describe_study
 from vision_bench.tasks.studies.registry import get_study
 
 PRESETS = ("gcog/distractor/10", "gcog/distractor/20", "gcog/distractor/30", "gcog/distractor/40",
-           "gcog/systematic/depth1", "gcog/productive/5", "gcog/productive/7")
+           "gcog/systematic/depth1", "gcog/systematic/depth3", "gcog/productive/5", "gcog/productive/7")
 ID_SPLITS = ("train", "val_id", "test_id")
 OOD_SPLITS = ("val_ood", "test_ood")
 
@@ -79,6 +80,33 @@ def test_systematic_pairings_are_unseen_but_every_part_is_seen() -> None:
             assert (selector, tuple(sequence.split("-"))) in allowed
 
 
+def test_systematic_depth3_trees_are_unseen_but_every_step_and_pair_is_seen() -> None:
+    """Fig. 4d: the held-out three-step sequences appear in no training rule and no training sample; the OOD
+    splits hold only them; every operator is trained alone and at every position of a triple, and every ordered
+    pair of neighbouring steps is trained."""
+    config = get_study("gcog/systematic/depth3", n_train=30, n_val=2, n_test=12)
+    seen = pairings(config.for_split("train"))
+    unseen = pairings(config.for_split("test_ood"))
+    assert len(seen) == 4 * (7 + 294) and len(unseen) == 4 * 49 and not seen & unseen
+    for split in ("val_id", "test_id"):
+        assert pairings(config.for_split(split)) == seen
+    assert pairings(config.for_split("val_ood")) == unseen
+    triples = {sequence for _, sequence in seen if len(sequence) == 3}
+    held = {sequence for _, sequence in unseen}
+    assert not triples & held and len(triples | held) == 7 ** 3
+    for position in range(3):
+        assert {triple[position] for triple in triples} == set(gcog.PRODUCTIVE_OPERATORS)
+    for first in range(2):
+        assert {triple[first:first + 2] for triple in triples} == set(product(gcog.PRODUCTIVE_OPERATORS, repeat=2))
+    assert {sequence for _, sequence in seen if len(sequence) == 1} == {(op,) for op in gcog.PRODUCTIVE_OPERATORS}
+    trained = [generate_sample(config, "train", index).sequence for index in range(30)]
+    assert {len(sequence) for sequence in trained} == {1, 3}
+    assert not {tuple(sequence) for sequence in trained} & held
+    for index in range(12):
+        sample = generate_sample(config, "test_ood", index)
+        assert tuple(sample.sequence) in held and len(sample.task_code) == config.task_code_length == 6
+
+
 @pytest.mark.parametrize("depth", gcog.PRODUCTIVE_TEST_DEPTHS)
 def test_productive_depths(depth: int) -> None:
     config = get_study(f"gcog/productive/{depth}", n_train=8, n_val=2, n_test=2)
@@ -110,7 +138,7 @@ def test_bench_configs_condition_on_the_whole_vocabulary() -> None:
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     files = sorted(configs.glob("*/gcog_*.yaml"))
-    assert len(files) == 6
+    assert len(files) == 8
     for path in files:
         for model in yaml.safe_load(path.read_text(encoding="utf-8"))["models"]:
             conditioning = model.get("options", {}).get("task_conditioning")

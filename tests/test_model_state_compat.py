@@ -65,6 +65,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
                                                "render_spec": COGITAO_SPEC}),
     "cogitao_vanilla_tf_image": ("cogitao:vanilla-tf", {"image_size": 16, "input": "image",
                                                          "render_spec": COGITAO_SPEC}),
+    "gcog_crossattn": ("gcog:crossattn", {"image_size": 16, "grid_size": 4, "task_conditioning": True,
+                                          "render_spec": COGITAO_SPEC}),
+    "gcog_gru_image": ("gcog:gru", {"image_size": 16, "input": "image", "render_spec": COGITAO_SPEC}),
     "mean_target": ("mean_target", {"image_size": 16}),
 }
 """Case -> (model name, create_model options): every family with a state, at tiny sizes."""
@@ -88,7 +91,7 @@ def case_inputs(name: str, image_size: int) -> dict[str, torch.Tensor]:
         grids = torch.randint(0, 10, (2, 4, 4), generator=generator)
         grids[1, 3:, :] = -1  # the second grid is 3x4: padding is masked out
         batch["input_grid"] = grids
-    if name.startswith("cogitao:"):  # grids of 4x4 and 3x4 cells, drawn for image input
+    if name.startswith(("cogitao:", "gcog:")):  # grids of 4x4 and 3x4 cells, drawn for image input
         grids = torch.randint(0, 10, (2, 4, 4), generator=generator)
         grids[1, 3:, :] = -1
         batch["input_grid"] = grids

@@ -46,7 +46,7 @@ SMALL_OPTIONS = {
 FAMILIES = MODELS.names()
 TRAINABLE = [family for family in FAMILIES if MODELS[family].trainable]
 BASELINES = [family for family in FAMILIES if not MODELS[family].trainable]
-GRID_FAMILIES = ["cogitao"]
+GRID_FAMILIES = ["cogitao", "gcog"]
 """Families whose `forward` gives per-cell class logits and whose loss reads the target grid, not an output head
 over the image: tests/test_cogitao_models.py tests them."""
 

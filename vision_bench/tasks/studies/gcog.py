@@ -18,6 +18,13 @@ per grid. The four object features are the `FEATURES` below; the operators are `
 - `gcog/systematic/depth1` (Fig. 4a): every (feature, operator) pairing but a Latin-square
   diagonal is trained; val_ood and test_ood hold the 4 held-out pairings, so each feature and
   each operator was seen, with other partners. 1-5 distractors everywhere.
+- `gcog/systematic/depth3` (Fig. 4d): trees of depth 1 and 3 in training, novel depth-3 trees OOD. Here a depth-3
+  task is a sequence of three steps from `PRODUCTIVE_OPERATORS`; train, val_id and test_id hold every single step
+  and the 294 triples off the held-out set, val_ood and test_ood the 49 triples whose operator indices sum to 6 mod 7
+  (`held_out_triple`), so every operator is trained at every position of a triple and every ordered pair of
+  neighbouring steps is trained, but each held-out combination is new (gCOG's `CompTreeDatasetSubset`,
+  `gcog/task/dataset_generator.py:338-384`, holds out the trees whose operators fill the condition and branch roles
+  from a second operator subset). 1-5 distractors everywhere; half the rule draws are depth 1, half depth 3.
 - `gcog/productive/<depth>` (Fig. 5): depth = the number of rule applications (the length of
   the transformation sequence applied to the selected object). Train, val_id and test_id have
   depths 1 and 3; val_ood and test_ood depth 5 or 7. Sequences draw each step from
@@ -32,6 +39,7 @@ per grid. The four object features are the `FEATURES` below; the operators are `
 from __future__ import annotations
 
 from functools import partial
+from itertools import product
 
 from vision_bench.tasks.config import Rule, SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.families.rules import STUDY_PREFIX
@@ -111,6 +119,29 @@ def build_systematic(counts: SampleCounts, seed: int) -> TaskConfig:
                  _ood(rules=unseen), task_code_length=RULE_CODE_LENGTH)
 
 
+def held_out_triple(sequence: tuple[str, ...]) -> bool:
+    """Whether the depth-3 systematic split holds a three-step sequence out of training: its operators' indices in
+    `PRODUCTIVE_OPERATORS` sum to 6 mod 7, one triple in seven (a Latin cube's diagonal)."""
+    size = len(PRODUCTIVE_OPERATORS)
+    return sum(PRODUCTIVE_OPERATORS.index(step) for step in sequence) % size == size - 1
+
+
+def depth3_triples(held: bool) -> tuple[tuple[str, ...], ...]:
+    """Every three-step sequence of `PRODUCTIVE_OPERATORS` that the split holds out (`held`) or trains."""
+    return tuple(triple for triple in product(PRODUCTIVE_OPERATORS, repeat=3) if held_out_triple(triple) == held)
+
+
+def build_systematic_depth3(counts: SampleCounts, seed: int) -> TaskConfig:
+    singles = tuple((step,) for step in PRODUCTIVE_OPERATORS)
+    seen = tuple(rule for feature in FEATURES for rule in (Rule(selector=feature, sequences=singles),
+                                                           Rule(selector=feature, sequences=depth3_triples(False))))
+    unseen = tuple(Rule(selector=feature, sequences=depth3_triples(True)) for feature in FEATURES)
+    return _base("gCOG systematic generalisation, depth-3 trees: train on single steps and on three-step sequences, "
+                 "test on three-step combinations unseen in training (each operator and each neighbouring pair "
+                 "seen)", counts, seed, seen, _ood(rules=unseen), transformations=PRODUCTIVE_OPERATORS,
+                 task_code_length=3 + 3)
+
+
 def build_productive(depth: int, counts: SampleCounts, seed: int) -> TaskConfig:
     def rules(depths: tuple[int, ...]) -> tuple[Rule, ...]:
         return tuple(Rule(selector=feature, depth=(d, d)) for feature in FEATURES for d in depths)
@@ -122,12 +153,14 @@ def build_productive(depth: int, counts: SampleCounts, seed: int) -> TaskConfig:
 
 
 def _register_studies() -> None:
-    """Register gcog/distractor/<level>, gcog/systematic/depth1 and gcog/productive/<depth>."""
+    """Register gcog/distractor/<level>, gcog/systematic/depth1 and depth3, and gcog/productive/<depth>."""
     for level in DISTRACTOR_LEVELS:
         STUDIES.add(f"{STUDY_PREFIX}distractor/{level}", partial(build_distractor, level),
                     f"gCOG distractor: train 1-5 distractors, OOD {level}")
     STUDIES.add(f"{STUDY_PREFIX}systematic/depth1", build_systematic,
                 "gCOG systematic: unseen (object, operator) pairings, every part seen")
+    STUDIES.add(f"{STUDY_PREFIX}systematic/depth3", build_systematic_depth3,
+                "gCOG systematic: unseen three-step combinations, every step and neighbouring pair seen")
     for depth in PRODUCTIVE_TEST_DEPTHS:
         STUDIES.add(f"{STUDY_PREFIX}productive/{depth}", partial(build_productive, depth),
                     f"gCOG productive: train depths 1 and 3, OOD depth {depth}")
