@@ -27,19 +27,14 @@ from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, look
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
-from vision_bench.data.shard_stream import (
-    PIPE_PREFIX,
-    SPLIT_PLACEHOLDER,
-    URL_PREFIXES,
-    expand_braces,
-    looks_like_shards,
-)
+from vision_bench.data.remote_files import URL_MARK
+from vision_bench.data.shard_stream import PIPE_PREFIX, SPLIT_PLACEHOLDER, expand_braces, looks_like_shards
 from vision_bench.data.streaming import open_shard_stream
 from vision_bench.errors import ConfigError, DataError, UnknownNameError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 
 _YAML_SUFFIXES = (".yaml", ".yml")
-_COLLAPSED_URL = re.compile(r"^(https?):/(?!/)")  # what pathlib makes of http://
+_COLLAPSED_URL = re.compile(r"^(https?|s3|gs|memory):/(?!/)")  # what pathlib makes of http:// (hf:/ is hf_datasets')
 TRUST_FLAG = "--trust-stored-data"
 
 
@@ -70,10 +65,10 @@ def open_dataset(
         config = sources.with_overrides(source, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
     text = _COLLAPSED_URL.sub(r"\1://", str(source))
+    if looks_like_shards(text):  # before hf://, so that hf://datasets/user/name/{split}-{0..3}.tar streams shards
+        return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
     if is_hf_source(text):
         return open_hf_dataset(text, split, splits=splits, columns=columns, spec=spec)
-    if looks_like_shards(text):
-        return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
     path = Path(source)
     if path.is_dir():
         return _open_folder(path, split, spec, render_on=render_on, columns=columns, splits=splits)
@@ -108,7 +103,7 @@ def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str 
             pass
     if any(PIPE_PREFIX in address for address in addresses):
         return "a shell command"
-    if any(prefix in address for address in addresses for prefix in URL_PREFIXES):
+    if any(URL_MARK in address for address in addresses):
         return "a URL"
     return None
 

@@ -277,9 +277,11 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
 def _is_remote_or_pattern(source: str) -> bool:
     """A Hub id, URL, command or shard pattern: opened by `open_dataset`, not checked as a path here."""
     from vision_bench.data.hf_datasets import is_hf_source
+    from vision_bench.data.remote_files import is_url
     from vision_bench.data.shard_stream import looks_like_shards
 
-    return is_hf_source(source) or looks_like_shards(source) or source.startswith(("http:/", "https:/"))
+    collapsed = source.startswith(("http:/", "https:/"))  # what pathlib makes of http://
+    return is_hf_source(source) or looks_like_shards(source) or is_url(source) or collapsed
 
 
 def run_data(
