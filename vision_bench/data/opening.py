@@ -38,8 +38,12 @@ _COLLAPSED_URL = re.compile(r"^(https?|s3|gs|memory):/(?!/)")  # what pathlib ma
 TRUST_FLAG = "--trust-stored-data"
 
 
+ShardPatterns = Mapping[str, str]
+"""A WebDataset shard pattern per split (`dataset.path: {train: ..., val_id: ...}`)."""
+
+
 def open_dataset(
-    source: str | Path | TaskConfig,
+    source: str | Path | TaskConfig | ShardPatterns,
     split: str,
     spec: RenderSpec | None = None,
     *,
@@ -59,11 +63,14 @@ def open_dataset(
     elsewhere) or `RenderSpec()` (on the fly); `length`, the counts and `seed` apply to on-the-fly
     sources only; `render_on="device"` leaves images to `to_device_batch` on the training device.
     `columns` names the image columns / fields holding `input` and `target`, and `splits` maps our
-    split names to the source's (Hugging Face datasets and shards).
+    split names to the source's (Hugging Face datasets and shards). A mapping split -> shard pattern
+    gives each split its own shards.
     """
     if isinstance(source, TaskConfig):
         config = sources.with_overrides(source, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
+    if isinstance(source, Mapping):
+        return open_shard_stream(source, split, splits=splits, columns=columns, spec=spec)
     text = _COLLAPSED_URL.sub(r"\1://", str(source))
     if looks_like_shards(text):  # before hf://, so that hf://datasets/user/name/{split}-{0..3}.tar streams shards
         return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
@@ -85,11 +92,14 @@ def open_dataset(
     return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
 
 
-def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str | None:
+def outside_source(source: str | ShardPatterns, splits: Mapping[str, str] | None = None) -> str | None:
     """What reading `source` would start: 'a shell command', 'a URL' or 'a Hugging Face Hub id'; None for
     local data. Judged on every address the source can become, as the shard reader makes them (`{split}`
     filled in with each split's name in `splits`, braces expanded), and on its text: a command or URL
-    anywhere in it counts, so no spelling such as `{pi,pi}pe:` or a split named `pipe:` slips through."""
+    anywhere in it counts, so no spelling such as `{pi,pi}pe:` or a split named `pipe:` slips through.
+    Shard patterns per split: the first of theirs that is not local."""
+    if isinstance(source, Mapping):
+        return next(filter(None, (outside_source(pattern, splits) for pattern in source.values())), None)
     text = _COLLAPSED_URL.sub(r"\1://", source)
     if is_hf_source(text):
         return None if is_local_hf_source(text) else "a Hugging Face Hub id"
@@ -108,7 +118,7 @@ def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str 
     return None
 
 
-def check_stored_source(source: str | None, stored_in: str, *, splits: Mapping[str, str] | None = None,
+def check_stored_source(source: str | ShardPatterns | None, stored_in: str, *, splits: Mapping[str, str] | None = None,
                         trusted: bool = False) -> None:
     """Refuse, before anything runs, a data source read back from `stored_in` (a file the user did not write,
     such as a run's checkpoint) that would run a command or open a URL, unless the user trusts it; `splits`
@@ -153,4 +163,4 @@ def dataset_length(dataset: Dataset) -> int:
     return len(dataset)
 
 
-__all__ = ["TRUST_FLAG", "check_stored_source", "dataset_length", "open_dataset", "outside_source"]
+__all__ = ["TRUST_FLAG", "ShardPatterns", "check_stored_source", "dataset_length", "open_dataset", "outside_source"]

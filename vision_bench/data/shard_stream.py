@@ -6,7 +6,8 @@ indexed: a URL or a command's output reads like a local file. URLs of any protoc
 is a run of adjacent members sharing a key (the base name up to its first dot): `{key}.input.png`,
 `{key}.target.png`, `{key}.json`, as `vision-bench export --format webdataset` writes them.
 
-A shard pattern is one string: `{split}` stands for the split's name, `{000000..000003}` for a
+A shard pattern is one string, or one per split (a mapping split -> pattern): `{split}` stands for the
+split's name, `{000000..000003}` for a
 zero-padded range and `{a,b}` for a list (WebDataset's brace notation); local paths and URLs of file
 systems that list (s3://, gs://, hf://, memory://; not http) may also hold `*` / `?` globs.
 `pipe:CMD` runs CMD in a shell and reads its output, so the pattern comes from the same config that
@@ -24,7 +25,7 @@ import re
 import signal
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -87,6 +88,28 @@ def split_pattern(pattern: str, split: str) -> str:
             f"(e.g. shards/{SPLIT_PLACEHOLDER}-{{000000..000003}}.tar), so that each split reads its own shards"
         )
     return pattern.replace(SPLIT_PLACEHOLDER, split)
+
+
+def split_shards(patterns: str | Mapping[str, str], split: str, name: str) -> str:
+    """The shard pattern of our `split`, whose source calls it `name`: one pattern for every split (`{split}`
+    standing for `name`), or the split's own from a mapping split -> pattern (where `{split}` is optional)."""
+    if isinstance(patterns, str):
+        return split_pattern(patterns, name)
+    if split not in patterns:
+        leave = (f"leave {split} out of dataset.val_splits" if split.startswith("val")
+                 else f"evaluate other splits than {split}")
+        raise DataError(f"the shard patterns name no {split} split (they name {', '.join(patterns)}); add "
+                        f"`{split}: PATTERN` to dataset.path, or {leave}")
+    return patterns[split].replace(SPLIT_PLACEHOLDER, name)
+
+
+def check_pattern(pattern: str) -> None:
+    """A pattern that can name shards: a `pipe:` command, an http(s) URL or a path or URL ending in a tar suffix,
+    whose braces expand; else a `DataError` saying what a shard pattern is."""
+    if not looks_like_shards(pattern):
+        raise DataError(f"{pattern!r} is not a shard pattern; name tar shards (ending .tar), an http(s) URL or a "
+                        "pipe: command, e.g. shards/train-{000000..000099}.tar")
+    expand_braces(pattern)
 
 
 def shard_urls(pattern: str) -> list[str]:
@@ -214,6 +237,7 @@ def count_samples(url: str) -> int:
 __all__ = [
     "PIPE_PREFIX",
     "SPLIT_PLACEHOLDER",
+    "check_pattern",
     "count_samples",
     "expand_braces",
     "is_remote",
@@ -221,5 +245,6 @@ __all__ = [
     "open_stream",
     "shard_urls",
     "split_pattern",
+    "split_shards",
     "tar_samples",
 ]

@@ -35,7 +35,7 @@ from render.spec import RenderSpec
 from vision_bench.data.batch import Item
 from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
 from vision_bench.data.images import load_image_tensor
-from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_pattern, tar_samples
+from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_shards, tar_samples
 from vision_bench.errors import CorruptFileError, DataError
 
 DEFAULT_SHUFFLE_BUFFER = 1000
@@ -189,11 +189,13 @@ def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample
         yield batch
 
 
-def open_shard_stream(pattern: str, split: str, *, splits: Mapping[str, str] | None = None,
+def open_shard_stream(patterns: str | Mapping[str, str], split: str, *, splits: Mapping[str, str] | None = None,
                       columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> ShardStreamDataset:
-    """The split's shards of `pattern` (`{split}` replaced by the source's name for it); local shards
-    are counted now, URLs and commands are not."""
-    urls = shard_urls(split_pattern(pattern, source_split(split, splits)))
+    """The split's shards: of one pattern for every split (`{split}` replaced by the source's name for it), or
+    of the split's own pattern (a mapping split -> pattern); local shards are counted now, URLs and commands
+    are not."""
+    pattern = split_shards(patterns, split, source_split(split, splits))
+    urls = shard_urls(pattern)
     counts = None if any(is_remote(url) for url in urls) else [count_samples(url) for url in urls]
     return ShardStreamDataset(pattern, split, urls, counts=counts, columns=columns, spec=spec)
 

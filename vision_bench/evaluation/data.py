@@ -208,7 +208,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
+def export_data(path: str | Path | Mapping[str, str], spec: RenderSpec, splits: tuple[str, ...], *,
                 columns: Mapping[str, str] | None = None,
                 split_names: Mapping[str, str] | None = None) -> EvaluationData:
     """Datasets of an export directory (training sequences and counts from its manifest), or of data
@@ -217,6 +217,8 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
     from vision_bench.data.opening import open_dataset
     from vision_bench.tasks.config import TaskConfig
 
+    if isinstance(path, Mapping):  # shard patterns per split
+        return external_data(path, spec, splits, columns=columns, split_names=split_names)
     source = str(path)
     if _is_remote_or_pattern(source):
         return external_data(source, spec, splits, columns=columns, split_names=split_names)
@@ -245,7 +247,8 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
     )
 
 
-def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
+def external_data(source: str | Mapping[str, str], spec: RenderSpec, splits: tuple[str, ...], *,
+                  columns: Mapping[str, str] | None = None,
                   split_names: Mapping[str, str] | None = None) -> EvaluationData:
     """Datasets of data made elsewhere: no task config, so no training sequences (stubbornness) and no
     canvas; grids only where the samples carry this project's metadata (with them, the metrics only some task
@@ -270,7 +273,8 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
             train = None
     notes = [] if has_grids else [
         "image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"]
-    return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": source}, notes=notes,
+    path = source if isinstance(source, str) else dict(source)
+    return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": path}, notes=notes,
                           has_grids=has_grids, unavailable={} if has_grids else family_metric_status(None))
 
 
@@ -302,6 +306,6 @@ def run_data(
 
         task = with_overrides(task, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
         return task_data(task, spec, splits, {"task": "dataset.task"})
-    if dataset.path is None:
+    if dataset.source is None:
         raise ConfigError("the run's dataset names neither a study, a task nor a path; pass the data with --data")
-    return export_data(dataset.path, spec, splits, columns=columns, split_names=split_names)
+    return export_data(dataset.source, spec, splits, columns=columns, split_names=split_names)

@@ -84,8 +84,8 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
     spec = dataset.render_spec()
     counts: dict[str, Any] = {}
     if dataset.path is not None:
-        source: Any = dataset.path
-        render_on = "device" if _export_format(dataset.path) == "grids" else "cpu"
+        source: Any = dataset.source
+        render_on = "device" if isinstance(dataset.path, str) and _export_format(dataset.path) == "grids" else "cpu"
         counts = {"columns": dataset.columns, "splits": dataset.splits}
     else:
         source = dataset.study if dataset.study is not None else dataset.task_config()

@@ -23,6 +23,7 @@ from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
 
+SplitName = Literal["train", "val_id", "val_ood", "test_id", "test_ood"]
 ValidationSplit = Literal["val_id", "val_ood"]
 VALIDATION_SPLITS: tuple[ValidationSplit, ...] = ("val_id", "val_ood")
 MAX_RUN_SAMPLES = 10**7
@@ -36,8 +37,9 @@ SELECTION_METRICS = {"loss": "lower", **{name: METRICS[name].direction for name 
 class DatasetConfig(StrictConfig):
     """Where samples come from: a study id or an inline generation config (both generated on the fly,
     sized by `n_train` / `n_val`), or data on disk or online (`path`: an export directory, an image
-    folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, an http(s)
-    URL or `pipe:COMMAND`); `spec` says how grids are drawn.
+    folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, a URL or
+    `pipe:COMMAND`, or a mapping split -> shard pattern when the splits' shards are named apart);
+    `spec` says how grids are drawn.
 
     For data made elsewhere, `columns` names the image columns (or shard fields) of `input` and
     `target`, `splits` maps our split names to the source's (`{val_id: validation}`), and
@@ -51,13 +53,13 @@ class DatasetConfig(StrictConfig):
 
     study: str | None = None
     task: Annotated[JSONDict, MappingOf(TaskConfig)] | None = None
-    path: str | None = None
+    path: str | dict[SplitName, str] | None = None
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
     spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
     val_splits: tuple[ValidationSplit, ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
-    splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
+    splits: dict[SplitName, str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
@@ -72,6 +74,8 @@ class DatasetConfig(StrictConfig):
                 "dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts"
             )
         self._check_sizes()
+        if isinstance(self.path, dict):
+            self._check_patterns(self.path)
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
         if self.path is None and unused:
             raise ValueError(f"dataset.{unused[0]} applies to data given by dataset.path; generated data has none")
@@ -91,10 +95,32 @@ class DatasetConfig(StrictConfig):
                 raise ValueError(f"{key} is {count:,}, more samples than a run reads from one split "
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
+    def _check_patterns(self, patterns: dict[SplitName, str]) -> None:
+        """A shard pattern per split: each one a pattern, one for training and for each validation split."""
+        from vision_bench.data.shard_stream import check_pattern
+        from vision_bench.errors import DataError
+
+        for split, pattern in patterns.items():
+            try:
+                check_pattern(pattern)
+            except DataError as error:
+                raise ValueError(f"dataset.path.{split}: {error}") from None
+        needed: tuple[str, ...] = ("train", *self.val_splits)
+        for name in needed:
+            if name not in patterns:
+                leave = f", or leave {name} out of dataset.val_splits" if name != "train" else ""
+                raise ValueError(f"dataset.path names shards per split but none for {name}; add "
+                                 f"`{name}: PATTERN`{leave}")
+
     @model_serializer(mode="wrap")
     def _leave_out_unset_source_options(self, handler: SerializerFunctionWrapHandler) -> JSONDict:
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
+
+    @property
+    def source(self) -> str | dict[str, str] | None:
+        """`path` as the data readers take it (a mapping keyed by plain strings)."""
+        return dict(self.path.items()) if isinstance(self.path, dict) else self.path
 
     @property
     def split_names(self) -> dict[str, str] | None:

@@ -1,6 +1,7 @@
-"""Remote WebDataset shards through fsspec: memory:// and a loopback http server open the same way as local
-shards; an http server that fails once (503, or a connection dropped mid-answer) is retried and gives the
-same samples; one that always fails, and a protocol whose package is missing, are one line."""
+"""WebDataset shard sources: remote shards through fsspec (memory:// and a loopback http server open the same
+way as local shards; an http server that fails once, with a 503 or a connection dropped mid-answer, is retried
+and gives the same samples; one that always fails, and a protocol whose package is missing, are one line), and
+a shard pattern per split (a range that fits train but not val)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,17 @@ import pytest
 from torch.utils.data import DataLoader
 
 from render.codec import encode
+from render.spec import RenderSpec
 from vision_bench.data import remote_files
 from vision_bench.data.collate import collate
 from vision_bench.data.opening import open_dataset
 from vision_bench.data.streaming import ShardStreamDataset
 from vision_bench.data.webdataset import sample_members, tar_bytes
-from vision_bench.errors import DataError
+from vision_bench.errors import ConfigError, DataError
+from vision_bench.train import TrainConfig, train
 
 fsspec = pytest.importorskip("fsspec")
-SIZE = 8
+SIZE = 32
 PATTERN = "{split}-{0..1}.tar"
 SAMPLES = 6  # three per shard
 
@@ -44,6 +47,7 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("shards")
     for number in range(2):
         (folder / f"train-{number}.tar").write_bytes(shard(3 * number, 3))
+    (folder / "val-0.tar").write_bytes(shard(100, 2))
     return folder
 
 
@@ -52,7 +56,7 @@ def memory(local: Path) -> Iterator[str]:
     """The shards in fsspec's memory file system, under a folder of this test's own."""
     fs = fsspec.filesystem("memory")
     root = f"/shards-{uuid.uuid4().hex}"
-    for path in local.iterdir():
+    for path in local.glob("train-*"):
         fs.pipe(f"{root}/{path.name}", path.read_bytes())
     yield f"memory://{root}"
     fs.rm(root, recursive=True)
@@ -200,3 +204,61 @@ def test_the_retry_rule() -> None:
         True, True, True, True, False, False]
     assert remote_files.transient(ConnectionResetError()) and remote_files.transient(TimeoutError())
     assert not remote_files.transient(FileNotFoundError()) and not remote_files.transient(PermissionError())
+
+
+# ---------------------------------------------------------------------------- a pattern per split
+
+
+def test_each_split_reads_its_own_pattern(local: Path) -> None:
+    with pytest.raises(DataError, match=r"val_id-0.tar: no such shard file"):
+        open_dataset(str(local / PATTERN), "val_id")  # one range for every split does not fit val
+    patterns = {"train": str(local / "train-{0..1}.tar"), "val_id": str(local / "val-0.tar"),
+                "test_id": str(local / "{split}-{0..1}.tar")}  # {split} is optional, and still filled in
+    assert values(open_dataset(patterns, "train")) == EXPECTED
+    assert values(open_dataset(patterns, "val_id")) == [("s0100", 100, 155), ("s0101", 101, 154)]
+    assert values(open_dataset(patterns, "test_id", splits={"test_id": "train"})) == EXPECTED
+    with pytest.raises(DataError, match=r"^the shard patterns name no val_ood split \(they name train, val_id, "
+                                        r"test_id\); add `val_ood: PATTERN` to dataset.path, or leave val_ood out "
+                                        r"of dataset.val_splits$"):
+        open_dataset(patterns, "val_ood")
+
+
+def pattern_config(path: object, **dataset: object) -> TrainConfig:
+    return TrainConfig.from_dict({
+        "dataset": {"path": path, **dataset}, "model": {"name": "unet:test_resnet", "options": {"decoder_width": 4}},
+        "schedule": {"warmup_steps": 1}, "training": {"batch_size": 2, "max_steps": 1, "eval_batch_size": 2},
+    })
+
+
+def test_patterns_per_split_are_checked_in_the_config(local: Path) -> None:
+    good = {"train": "train-{0..1}.tar", "val_id": "val-0.tar"}
+    assert pattern_config(good, val_splits=["val_id"]).dataset.source == good
+    assert pattern_config("a/{split}.tar").dataset.source == "a/{split}.tar"  # one pattern, as before
+    for path, needle in [
+        ({**good, "val_id": "val-folder"}, "dataset.path.val_id: 'val-folder' is not a shard pattern"),
+        ({**good, "val_id": "val-{3..1}.tar"}, r"dataset.path.val_id: val-\{3..1\}.tar: the range \{3..1\} counts "
+                                               "down"),
+        (good, "dataset.path names shards per split but none for val_ood; add `val_ood: PATTERN`, or leave val_ood "
+               "out of dataset.val_splits"),
+        ({"val_id": "v.tar", "val_ood": "o.tar"}, "none for train; add `train: PATTERN`$"),
+    ]:
+        with pytest.raises(ConfigError, match=needle):
+            pattern_config(path)
+    with pytest.raises(ConfigError, match="dataset.path"):
+        pattern_config({"training": "t.tar"})
+
+
+def test_training_and_evaluating_on_patterns_per_split(local: Path, memory: str, tmp_path: Path) -> None:
+    from vision_bench.data.opening import outside_source
+    from vision_bench.evaluation.data import run_data
+
+    patterns = {"train": str(local / "train-{0..1}.tar"), "val_id": str(local / "val-0.tar"),
+                "test_id": str(local / "val-0.tar")}
+    config = pattern_config(patterns, val_splits=["val_id"])
+    result = train(config, tmp_path / "run", progress=False)
+    assert result.step == 1 and "val_id/mse" in result.final_metrics
+    data = run_data(config, RenderSpec(size=(SIZE, SIZE)), ("test_id",), data=None, n_test=None)
+    assert len(data.splits["test_id"]) == 2 and data.source == {"path": patterns}
+    assert outside_source(patterns) is None
+    assert outside_source({**patterns, "test_id": f"{memory}/train-0.tar"}) == "a URL"
+    assert outside_source({**patterns, "test_id": "pipe:cat {split}.tar"}) == "a shell command"
