@@ -21,6 +21,7 @@ from render.codec import encode
 from render.spec import RenderSpec
 from vision_bench.data import remote_files
 from vision_bench.data.collate import collate
+from vision_bench.data.external import ReadOptions
 from vision_bench.data.opening import open_dataset
 from vision_bench.data.streaming import ShardStreamDataset
 from vision_bench.data.webdataset import sample_members, tar_bytes
@@ -216,7 +217,7 @@ def test_each_split_reads_its_own_pattern(local: Path) -> None:
                 "test_id": str(local / "{split}-{0..1}.tar")}  # {split} is optional, and still filled in
     assert values(open_dataset(patterns, "train")) == EXPECTED
     assert values(open_dataset(patterns, "val_id")) == [("s0100", 100, 155), ("s0101", 101, 154)]
-    assert values(open_dataset(patterns, "test_id", splits={"test_id": "train"})) == EXPECTED
+    assert values(open_dataset(patterns, "test_id", read=ReadOptions(splits={"test_id": "train"}))) == EXPECTED
     with pytest.raises(DataError, match=r"^the shard patterns name no val_ood split \(they name train, val_id, "
                                         r"test_id\); add `val_ood: PATTERN` to dataset.path, or leave val_ood out "
                                         r"of dataset.val_splits$"):

@@ -24,7 +24,15 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import Item
-from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
+from vision_bench.data.external import (
+    ReadOptions,
+    image_fields,
+    image_item,
+    record_item,
+    source_split,
+    square_images,
+    stored_spec,
+)
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
 
@@ -158,11 +166,12 @@ class HFImageDataset(Dataset):
     """
 
     def __init__(self, table: datasets.Dataset, source: str, split: str, *, columns: Mapping[str, str] | None = None,
-                 spec: RenderSpec | None = None) -> None:
+                 spec: RenderSpec | None = None, resize: str = "refuse") -> None:
         self.table = table
         self.source = source
         self.split = split
         self.fields = image_fields(columns)
+        self.resize = "refuse"  # the first row is read as stored, to judge the images' size
         missing = [name for name in self.fields.values() if name not in table.column_names]
         if missing:
             raise DataError(
@@ -175,7 +184,8 @@ class HFImageDataset(Dataset):
             raise DataError(f"{source}: split {split!r} holds no rows; choose another split")
         first = self[0]
         self.has_grids = "input_grid" in first
-        self.spec = stored_spec(first["input"], spec, source)
+        self.spec = stored_spec(first["input"], spec, source, resize)
+        self.resize = resize
 
     def __len__(self) -> int:
         return len(self.table)
@@ -192,6 +202,8 @@ class HFImageDataset(Dataset):
             record = {name: values[position] for name, values in columns.items()}
             item = record_item(record)
             images = {role: self._image(record[name], name, row) for role, name in self.fields.items()}
+            if self.resize != "refuse":
+                images = square_images(images, self.spec, self.resize)
             items.append(image_item(item, images, self.split, row, str(row)))
         return items
 
@@ -210,15 +222,15 @@ class HFImageDataset(Dataset):
                         f"{type(value).__name__}); name the image columns with dataset.columns")
 
 
-def open_hf_dataset(source: str, split: str, *, splits: Mapping[str, str] | None = None,
-                    columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> HFImageDataset:
-    """Our `split` of a Hugging Face dataset (`splits` maps our names to the source's)."""
+def open_hf_dataset(source: str, split: str, spec: RenderSpec | None,
+                    options: ReadOptions) -> HFImageDataset:
+    """Our `split` of a Hugging Face dataset, read as `options` say."""
     available = load_splits(source)
-    name = source_split(split, splits)
+    name = source_split(split, options.splits)
     if name not in available:
         raise DataError(f"{source}: has no split {name!r} (it has {', '.join(available)}); "
                         f"{split_fix(split, list(available))}")
-    return HFImageDataset(available[name], source, split, columns=columns, spec=spec)
+    return HFImageDataset(available[name], source, split, columns=options.columns, spec=spec, resize=options.resize)
 
 
 def split_fix(split: str, available: list[str]) -> str:

@@ -22,7 +22,7 @@ from torch.utils.data import Dataset
 from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.export_formats import open_export
-from vision_bench.data.external import source_split
+from vision_bench.data.external import READ_AS_STORED, ReadOptions, source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
@@ -53,8 +53,7 @@ def open_dataset(
     n_val: int | None = None,
     n_test: int | None = None,
     seed: int | None = None,
-    columns: Mapping[str, str] | None = None,
-    splits: Mapping[str, str] | None = None,
+    read: ReadOptions = READ_AS_STORED,
 ) -> Dataset:
     """The Dataset of `split` from an export, an image folder, a Hugging Face dataset, WebDataset
     shards, a config or a study id.
@@ -62,23 +61,23 @@ def open_dataset(
     `spec` defaults to the export's own spec (exports), the stored images' size (data made
     elsewhere) or `RenderSpec()` (on the fly); `length`, the counts and `seed` apply to on-the-fly
     sources only; `render_on="device"` leaves images to `to_device_batch` on the training device.
-    `columns` names the image columns / fields holding `input` and `target`, and `splits` maps our
-    split names to the source's (Hugging Face datasets and shards). A mapping split -> shard pattern
-    gives each split its own shards.
+    `read` says how data made elsewhere is read (`external.ReadOptions`: which columns / fields hold `input`
+    and `target`, our split names -> the source's, what becomes of images that are not the models' square).
+    A mapping split -> shard pattern gives each split its own shards.
     """
     if isinstance(source, TaskConfig):
         config = sources.with_overrides(source, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
     if isinstance(source, Mapping):
-        return open_shard_stream(source, split, splits=splits, columns=columns, spec=spec)
+        return open_shard_stream(source, split, spec, read)
     text = _COLLAPSED_URL.sub(r"\1://", str(source))
     if looks_like_shards(text):  # before hf://, so that hf://datasets/user/name/{split}-{0..3}.tar streams shards
-        return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
+        return open_shard_stream(text, split, spec, read)
     if is_hf_source(text):
-        return open_hf_dataset(text, split, splits=splits, columns=columns, spec=spec)
+        return open_hf_dataset(text, split, spec, read)
     path = Path(source)
     if path.is_dir():
-        return _open_folder(path, split, spec, render_on=render_on, columns=columns, splits=splits)
+        return _open_folder(path, split, spec, read, render_on=render_on)
     if path.suffix in _YAML_SUFFIXES:
         config = sources.load_config(config_path=path, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
@@ -132,18 +131,17 @@ def check_stored_source(source: str | ShardPatterns | None, stored_in: str, *, s
         )
 
 
-def _open_folder(path: Path, split: str, spec: RenderSpec | None, *, render_on: str,
-                 columns: Mapping[str, str] | None, splits: Mapping[str, str] | None) -> Dataset:
+def _open_folder(path: Path, split: str, spec: RenderSpec | None, options: ReadOptions, *, render_on: str) -> Dataset:
     """An export, SVIB episodes, `*_input.png` / `*_target.png` pairs or a Hugging Face dataset folder."""
     if (path / MANIFEST_NAME).is_file():
         return open_export(path, split, spec, render_on=render_on)
     folder = path / split if (path / split).is_dir() else path
     if looks_like_svib(folder):
-        return open_svib(folder, split)
+        return open_svib(folder, split, spec=spec, resize=options.resize)
     if any(folder.glob("*_input.*")):
-        return open_pair_folder(folder, split)
+        return open_pair_folder(folder, split, spec=spec, resize=options.resize)
     if looks_like_hf_folder(path):
-        return open_hf_dataset(str(path), split, splits=splits, columns=columns, spec=spec)
+        return open_hf_dataset(str(path), split, spec, options)
     raise DataError(
         f"{path}: not an export (no {MANIFEST_NAME}), nor SVIB episodes, nor *_input.png / *_target.png "
         "pairs, nor a Hugging Face dataset; finish the export (re-run it) or point at the data folder"

@@ -33,7 +33,15 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import Item
-from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
+from vision_bench.data.external import (
+    ReadOptions,
+    image_fields,
+    image_item,
+    record_item,
+    source_split,
+    square_images,
+    stored_spec,
+)
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_shards, tar_samples
 from vision_bench.errors import CorruptFileError, DataError
@@ -46,7 +54,8 @@ class ShardStreamDataset(IterableDataset):
     """The samples of one split's tar shards, read as streams (see the module docstring)."""
 
     def __init__(self, pattern: str, split: str, urls: Sequence[str], *, counts: Sequence[int] | None = None,
-                 columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> None:
+                 columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None,
+                 resize: str = "refuse") -> None:
         self.pattern = pattern
         self.split = split
         self.urls = list(urls)
@@ -56,12 +65,14 @@ class ShardStreamDataset(IterableDataset):
         self.training = False
         self.batch_size, self.seed, self.shuffle_buffer = 1, 0, 0
         self._position = torch.zeros(2, dtype=torch.long).share_memory_()  # epoch, start batch
+        self.resize = "refuse"  # the first sample is read as stored, to judge the images' size
         with closing(self._items(self._read(self.urls[:1]))) as items:
             first = next(items, None)
         if first is None:
             raise DataError(f"{self.urls[0]}: holds no samples; check the shard pattern {pattern}")
         self.has_grids = "input_grid" in first
-        self.spec = stored_spec(first["input"], spec, pattern)
+        self.spec = stored_spec(first["input"], spec, pattern, resize)
+        self.resize = resize
 
     # ----------------------------------------------------------------- what to read, in which order
 
@@ -170,6 +181,8 @@ class ShardStreamDataset(IterableDataset):
                 except (ValueError, TypeError) as error:
                     raise CorruptFileError(f"{url}: {key}.json is not a metadata record ({error})") from None
             decoded = {role: load_image_tensor(data) for role, data in images.items()}
+            if self.resize != "refuse":
+                decoded = square_images(decoded, self.spec, self.resize)
             yield image_item(item, decoded, self.split, ordinal, key)
 
     def _member(self, url: str, key: str, fields: Mapping[str, bytes], name: str) -> bytes:
@@ -189,15 +202,16 @@ def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample
         yield batch
 
 
-def open_shard_stream(patterns: str | Mapping[str, str], split: str, *, splits: Mapping[str, str] | None = None,
-                      columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> ShardStreamDataset:
+def open_shard_stream(patterns: str | Mapping[str, str], split: str, spec: RenderSpec | None,
+                      options: ReadOptions) -> ShardStreamDataset:
     """The split's shards: of one pattern for every split (`{split}` replaced by the source's name for it), or
-    of the split's own pattern (a mapping split -> pattern); local shards are counted now, URLs and commands
-    are not."""
-    pattern = split_shards(patterns, split, source_split(split, splits))
+    of the split's own pattern (a mapping split -> pattern), read as `options` say; local shards are counted
+    now, URLs and commands are not."""
+    pattern = split_shards(patterns, split, source_split(split, options.splits))
     urls = shard_urls(pattern)
     counts = None if any(is_remote(url) for url in urls) else [count_samples(url) for url in urls]
-    return ShardStreamDataset(pattern, split, urls, counts=counts, columns=columns, spec=spec)
+    return ShardStreamDataset(pattern, split, urls, counts=counts, columns=options.columns, spec=spec,
+                              resize=options.resize)
 
 
 __all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "open_shard_stream"]

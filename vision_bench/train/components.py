@@ -86,7 +86,7 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
     if dataset.path is not None:
         source: Any = dataset.source
         render_on = "device" if isinstance(dataset.path, str) and _export_format(dataset.path) == "grids" else "cpu"
-        counts = {"columns": dataset.columns, "splits": dataset.splits}
+        counts = {"read": dataset.read_options()}
     else:
         source = dataset.study if dataset.study is not None else dataset.task_config()
         render_on = "device"

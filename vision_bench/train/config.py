@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
@@ -22,6 +22,9 @@ from vision_bench.config_base import StrictConfig
 from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
+
+if TYPE_CHECKING:
+    from vision_bench.data.external import ReadOptions
 
 SplitName = Literal["train", "val_id", "val_ood", "test_id", "test_ood"]
 ValidationSplit = Literal["val_id", "val_ood"]
@@ -42,9 +45,11 @@ class DatasetConfig(StrictConfig):
     `spec` says how grids are drawn.
 
     For data made elsewhere, `columns` names the image columns (or shard fields) of `input` and
-    `target`, `splits` maps our split names to the source's (`{val_id: validation}`), and
-    `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000). Left unset,
-    these three are not written out, so configs and checkpoints without them keep their hash.
+    `target`, `splits` maps our split names to the source's (`{val_id: validation}`),
+    `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000), and `resize` what
+    becomes of images that are not square (`refuse`, the default; `pad`: letterboxed on black to the
+    square of `spec.size`, else of their longer side; `resize`: stretched to it). Left unset, these are
+    not written out, so configs and checkpoints without them keep their hash.
 
     `task` and `spec` are kept as written (so a config's hash does not depend on how they are
     spelt out) and checked as a `TaskConfig` and a `RenderSpec` when the config is validated;
@@ -61,6 +66,7 @@ class DatasetConfig(StrictConfig):
     columns: dict[Literal["input", "target"], str] | None = None
     splits: dict[SplitName, str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
+    resize: Literal["refuse", "pad", "resize"] | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
@@ -132,6 +138,12 @@ class DatasetConfig(StrictConfig):
         """`columns` keyed by plain strings, as the data readers take it."""
         return None if self.columns is None else dict(self.columns.items())
 
+    def read_options(self) -> ReadOptions:
+        """How the readers read data made elsewhere: `columns`, `splits`, `resize`."""
+        from vision_bench.data.external import ReadOptions
+
+        return ReadOptions(columns=self.column_names, splits=self.split_names, resize=self.resize or "refuse")
+
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
         return None if self.task is None else TaskConfig.from_dict(self.task, source="dataset.task")
@@ -141,7 +153,7 @@ class DatasetConfig(StrictConfig):
         return RenderSpec.from_dict(self.spec) if self.spec else None
 
 
-_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer")
+_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize")
 
 
 class ModelConfig(StrictConfig):
