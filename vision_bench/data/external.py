@@ -19,6 +19,7 @@ import torch
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import GridItem, Item, PairItem
+from vision_bench.data.holdout import TRAIN_SPLIT, KeyFilter, holdout_filter
 from vision_bench.data.images import fit_square
 from vision_bench.data.items import grid_item
 from vision_bench.errors import DataError
@@ -29,11 +30,23 @@ IMAGE_ROLES = ("input", "target")
 @dataclass(frozen=True)
 class ReadOptions:
     """How data made elsewhere is read (the `dataset` options of the same names): `columns` (role -> the
-    source's column or field), `splits` (our split -> the source's) and `resize` (`images.RESIZE_MODES`)."""
+    source's column or field), `splits` (our split -> the source's), `resize` (`images.RESIZE_MODES`), and
+    `val_fraction` of the training split held out as `val_id` with `val_seed` (`holdout`)."""
 
     columns: Mapping[str, str] | None = None
     splits: Mapping[str, str] | None = None
     resize: str = "refuse"
+    val_fraction: float | None = None
+    val_seed: int = 0
+
+    def key_filter(self, split: str) -> KeyFilter | None:
+        """The samples of the source's training split our `split` keeps (`holdout.holdout_filter`)."""
+        return holdout_filter(split, self.val_fraction, self.val_seed)
+
+    def read_split(self, split: str) -> str:
+        """The source's name of the split our `split` is read from: its training split for a split held out of it
+        (or what is left of it), else the split's own."""
+        return source_split(TRAIN_SPLIT if self.key_filter(split) is not None else split, self.splits)
 
 
 READ_AS_STORED = ReadOptions()

@@ -29,10 +29,10 @@ from vision_bench.data.external import (
     image_fields,
     image_item,
     record_item,
-    source_split,
     square_images,
     stored_spec,
 )
+from vision_bench.data.holdout import looks_like_validation, refuse_holdout
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
 
@@ -224,13 +224,24 @@ class HFImageDataset(Dataset):
 
 def open_hf_dataset(source: str, split: str, spec: RenderSpec | None,
                     options: ReadOptions) -> HFImageDataset:
-    """Our `split` of a Hugging Face dataset, read as `options` say."""
+    """Our `split` of a Hugging Face dataset, read as `options` say (a split held out of the training split is
+    the rows `holdout` picks by their numbers)."""
     available = load_splits(source)
-    name = source_split(split, options.splits)
+    keep = options.key_filter(split)
+    own = [name for name in available if looks_like_validation(name)]
+    if keep is not None and own:
+        raise refuse_holdout(source, own[0])
+    name = options.read_split(split)
     if name not in available:
         raise DataError(f"{source}: has no split {name!r} (it has {', '.join(available)}); "
                         f"{split_fix(split, list(available))}")
-    return HFImageDataset(available[name], source, split, columns=options.columns, spec=spec, resize=options.resize)
+    table = available[name]
+    if keep is not None:
+        table = table.select([row for row in range(len(table)) if keep(str(row))])
+        if len(table) == 0:
+            raise DataError(f"{source}: dataset.val_fraction {options.val_fraction} leaves no row of {name!r} to "
+                            f"{split}; choose a fraction that leaves rows to both sides")
+    return HFImageDataset(table, source, split, columns=options.columns, spec=spec, resize=options.resize)
 
 
 def split_fix(split: str, available: list[str]) -> str:

@@ -14,6 +14,7 @@ stretches them (`external.stored_spec`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from torch.utils.data import Dataset
@@ -91,15 +92,28 @@ def folder_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
 
 
 def open_svib(root: str | Path, split: str | None = None, *, spec: RenderSpec | None = None,
-              resize: str = "refuse") -> ImagePairDataset:
-    """SVIB episodes under `root`; `split` labels the items (default: the folder's name)."""
-    return ImagePairDataset(svib_pairs(root), split or Path(root).name, spec=spec, resize=resize)
+              resize: str = "refuse", keep: Callable[[str], bool] | None = None) -> ImagePairDataset:
+    """SVIB episodes under `root`; `split` labels the items (default: the folder's name); `keep` picks episodes
+    by their folder (a split held out, `holdout`)."""
+    return ImagePairDataset(_kept(svib_pairs(root), keep, root), split or Path(root).name, spec=spec, resize=resize)
 
 
 def open_pair_folder(root: str | Path, split: str | None = None, *, spec: RenderSpec | None = None,
-                     resize: str = "refuse") -> ImagePairDataset:
-    """`*_input.png` / `*_target.png` pairs in `root`; `split` labels the items (default: folder name)."""
-    return ImagePairDataset(folder_pairs(root), split or Path(root).name, spec=spec, resize=resize)
+                     resize: str = "refuse", keep: Callable[[str], bool] | None = None) -> ImagePairDataset:
+    """`*_input.png` / `*_target.png` pairs in `root`; `split` labels the items (default: folder name); `keep`
+    picks pairs by their NAME (a split held out, `holdout`)."""
+    return ImagePairDataset(_kept(folder_pairs(root), keep, root), split or Path(root).name, spec=spec, resize=resize)
+
+
+def _kept(pairs: list[tuple[str, Path, Path]], keep: Callable[[str], bool] | None,
+          root: str | Path) -> list[tuple[str, Path, Path]]:
+    if keep is None:
+        return pairs
+    kept = [pair for pair in pairs if keep(pair[0])]
+    if not kept:
+        raise DataError(f"{root}: dataset.val_fraction leaves none of its {len(pairs)} pairs to one side; choose a "
+                        "fraction that leaves pairs to both")
+    return kept
 
 
 def looks_like_svib(root: str | Path) -> bool:

@@ -24,6 +24,7 @@ from vision_bench.data import sources
 from vision_bench.data.export_formats import open_export
 from vision_bench.data.external import READ_AS_STORED, ReadOptions, source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
+from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, looks_like_validation, refuse_holdout
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
@@ -133,13 +134,20 @@ def check_stored_source(source: str | ShardPatterns | None, stored_in: str, *, s
 
 def _open_folder(path: Path, split: str, spec: RenderSpec | None, options: ReadOptions, *, render_on: str) -> Dataset:
     """An export, SVIB episodes, `*_input.png` / `*_target.png` pairs or a Hugging Face dataset folder."""
+    keep = options.key_filter(split)
     if (path / MANIFEST_NAME).is_file():
+        if keep is not None:
+            raise refuse_holdout(str(path), HELD_OUT_SPLIT)  # every export has one
         return open_export(path, split, spec, render_on=render_on)
-    folder = path / split if (path / split).is_dir() else path
+    read = split if keep is None else TRAIN_SPLIT
+    folder = path / read if (path / read).is_dir() else path
+    own = [sub.name for sub in sorted(path.iterdir()) if sub.is_dir() and looks_like_validation(sub.name)]
+    if keep is not None and own and not looks_like_hf_folder(path):
+        raise refuse_holdout(str(path), own[0])
     if looks_like_svib(folder):
-        return open_svib(folder, split, spec=spec, resize=options.resize)
+        return open_svib(folder, split, spec=spec, resize=options.resize, keep=keep)
     if any(folder.glob("*_input.*")):
-        return open_pair_folder(folder, split, spec=spec, resize=options.resize)
+        return open_pair_folder(folder, split, spec=spec, resize=options.resize, keep=keep)
     if looks_like_hf_folder(path):
         return open_hf_dataset(str(path), split, spec, options)
     raise DataError(

@@ -25,7 +25,7 @@ import re
 import signal
 import subprocess
 import tarfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -220,9 +220,9 @@ def tar_samples(url: str) -> Iterator[Sample]:
             raise CorruptFileError(f"{url}: not a readable tar stream ({error}); check or re-make the shard") from None
 
 
-def count_samples(url: str) -> int:
-    """Samples in one local shard, from its member headers (an uncompressed tar skips the member data;
-    a `.tar.gz` is decompressed once to find them)."""
+def count_samples(url: str, keep: Callable[[str], bool] | None = None) -> int:
+    """Samples in one local shard (those whose key `keep` keeps, when given), from its member headers (an
+    uncompressed tar skips the member data; a `.tar.gz` is decompressed once to find them)."""
     keys: set[str] = set()
     try:
         with tarfile.open(url, mode="r:*") as archive:
@@ -231,7 +231,7 @@ def count_samples(url: str) -> int:
                     keys.add(split_key(member.name)[0])
     except (tarfile.TarError, EOFError, OSError) as error:
         raise CorruptFileError(f"{url}: not a readable tar shard ({error}); check or re-make the shard") from None
-    return len(keys)
+    return len(keys) if keep is None else sum(map(keep, keys))
 
 
 __all__ = [

@@ -42,8 +42,16 @@ from vision_bench.data.external import (
     square_images,
     stored_spec,
 )
+from vision_bench.data.holdout import TRAIN_SPLIT, KeyFilter, refuse_holdout
 from vision_bench.data.images import load_image_tensor
-from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_shards, tar_samples
+from vision_bench.data.shard_stream import (
+    count_samples,
+    is_remote,
+    shard_urls,
+    split_pattern,
+    split_shards,
+    tar_samples,
+)
 from vision_bench.errors import CorruptFileError, DataError
 
 DEFAULT_SHUFFLE_BUFFER = 1000
@@ -55,8 +63,9 @@ class ShardStreamDataset(IterableDataset):
 
     def __init__(self, pattern: str, split: str, urls: Sequence[str], *, counts: Sequence[int] | None = None,
                  columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None,
-                 resize: str = "refuse") -> None:
+                 resize: str = "refuse", keep: KeyFilter | None = None) -> None:
         self.pattern = pattern
+        self.keep = keep
         self.split = split
         self.urls = list(urls)
         self.counts = None if counts is None else [int(count) for count in counts]
@@ -66,10 +75,11 @@ class ShardStreamDataset(IterableDataset):
         self.batch_size, self.seed, self.shuffle_buffer = 1, 0, 0
         self._position = torch.zeros(2, dtype=torch.long).share_memory_()  # epoch, start batch
         self.resize = "refuse"  # the first sample is read as stored, to judge the images' size
-        with closing(self._items(self._read(self.urls[:1]))) as items:
+        with closing(self._items(self._read(self.urls))) as items:  # the first shard, unless it keeps no sample
             first = next(items, None)
         if first is None:
-            raise DataError(f"{self.urls[0]}: holds no samples; check the shard pattern {pattern}")
+            left = " that dataset.val_fraction leaves to this split" if keep is not None else ""
+            raise DataError(f"{pattern}: holds no samples{left}; check the shard pattern")
         self.has_grids = "input_grid" in first
         self.spec = stored_spec(first["input"], spec, pattern, resize)
         self.resize = resize
@@ -164,12 +174,13 @@ class ShardStreamDataset(IterableDataset):
         rng.shuffle(buffer)
         yield from buffer
 
-    @staticmethod
-    def _read(urls: Iterable[str]) -> Iterator[RawSample]:
+    def _read(self, urls: Iterable[str]) -> Iterator[RawSample]:
+        """The samples of `urls` in order (those `keep` keeps), numbered in that order."""
         ordinal = itertools.count()
         for url in urls:
             for key, fields in tar_samples(url):
-                yield next(ordinal), url, key, fields
+                if self.keep is None or self.keep(key):
+                    yield next(ordinal), url, key, fields
 
     def _items(self, samples: Iterable[RawSample]) -> Generator[Item, None, None]:
         for ordinal, url, key, fields in samples:
@@ -207,11 +218,34 @@ def open_shard_stream(patterns: str | Mapping[str, str], split: str, spec: Rende
     """The split's shards: of one pattern for every split (`{split}` replaced by the source's name for it), or
     of the split's own pattern (a mapping split -> pattern), read as `options` say; local shards are counted
     now, URLs and commands are not."""
-    pattern = split_shards(patterns, split, source_split(split, options.splits))
+    keep = options.key_filter(split)
+    if keep is not None:
+        _check_no_validation_shards(patterns, options)
+    pattern = split_shards(patterns, TRAIN_SPLIT if keep is not None else split, options.read_split(split))
     urls = shard_urls(pattern)
-    counts = None if any(is_remote(url) for url in urls) else [count_samples(url) for url in urls]
+    counts = None if any(is_remote(url) for url in urls) else [count_samples(url, keep) for url in urls]
     return ShardStreamDataset(pattern, split, urls, counts=counts, columns=options.columns, spec=spec,
-                              resize=options.resize)
+                              resize=options.resize, keep=keep)
+
+
+def _check_no_validation_shards(patterns: str | Mapping[str, str], options: ReadOptions) -> None:
+    """Refuse a validation split held out of shards that have validation shards of their own: a pattern of its
+    own for one (`dataset.path`'s mapping), or local shards where `{split}` gives one. Shards at URLs or from
+    commands are not probed."""
+    for split in ("val_id", "val_ood"):
+        if not isinstance(patterns, str):
+            if split in patterns:
+                raise refuse_holdout(patterns[split], split)
+            continue
+        name = source_split(split, options.splits)
+        pattern = split_pattern(patterns, name)
+        if is_remote(pattern):
+            continue
+        try:
+            shard_urls(pattern)
+        except DataError:  # no such shards
+            continue
+        raise refuse_holdout(pattern, name)
 
 
 __all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "open_shard_stream"]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_vali
 from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
+from vision_bench.data.holdout import HELD_OUT_SPLIT
 from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
@@ -48,8 +49,11 @@ class DatasetConfig(StrictConfig):
     `target`, `splits` maps our split names to the source's (`{val_id: validation}`),
     `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000), and `resize` what
     becomes of images that are not square (`refuse`, the default; `pad`: letterboxed on black to the
-    square of `spec.size`, else of their longer side; `resize`: stretched to it). Left unset, these are
-    not written out, so configs and checkpoints without them keep their hash.
+    square of `spec.size`, else of their longer side; `resize`: stretched to it). `val_fraction` holds
+    that fraction of a train-only dataset's training split out as `val_id` (by sample key, seeded by
+    `val_seed`, 0 by default; `vision_bench.data.holdout`), which is then the only validation split
+    unless `val_splits` says more. Left unset, these are not written out, so configs and checkpoints
+    without them keep their hash.
 
     `task` and `spec` are kept as written (so a config's hash does not depend on how they are
     spelt out) and checked as a `TaskConfig` and a `RenderSpec` when the config is validated;
@@ -67,6 +71,16 @@ class DatasetConfig(StrictConfig):
     splits: dict[SplitName, str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
     resize: Literal["refuse", "pad", "resize"] | None = None
+    val_fraction: float | None = None
+    val_seed: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _held_out_validation(cls, data: Any) -> Any:
+        """With `val_fraction` the held-out split is the only validation split unless `val_splits` says more."""
+        if isinstance(data, dict) and data.get("val_fraction") is not None and "val_splits" not in data:
+            return {**data, "val_splits": [HELD_OUT_SPLIT]}
+        return data
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
@@ -80,6 +94,7 @@ class DatasetConfig(StrictConfig):
                 "dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts"
             )
         self._check_sizes()
+        self._check_holdout()
         if isinstance(self.path, dict):
             self._check_patterns(self.path)
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
@@ -101,6 +116,21 @@ class DatasetConfig(StrictConfig):
                 raise ValueError(f"{key} is {count:,}, more samples than a run reads from one split "
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
+    def _check_holdout(self) -> None:
+        """`val_fraction` in (0, 1), holding out a split nothing else names; `val_seed` only with it."""
+        if self.val_fraction is None:
+            if self.val_seed is not None:
+                raise ValueError("dataset.val_seed seeds the split dataset.val_fraction holds out; set "
+                                 "dataset.val_fraction, or drop dataset.val_seed")
+            return
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"dataset.val_fraction is {self.val_fraction:g}; give the fraction of the training split "
+                             "to hold out for validation, between 0 and 1 (e.g. 0.05)")
+        for key, names in (("splits", self.splits), ("path", self.path)):
+            if isinstance(names, dict) and HELD_OUT_SPLIT in names:
+                raise ValueError(f"dataset.{key} names a {HELD_OUT_SPLIT} split and dataset.val_fraction holds one "
+                                 f"out of train; drop one of the two")
+
     def _check_patterns(self, patterns: dict[SplitName, str]) -> None:
         """A shard pattern per split: each one a pattern, one for training and for each validation split."""
         from vision_bench.data.shard_stream import check_pattern
@@ -111,7 +141,8 @@ class DatasetConfig(StrictConfig):
                 check_pattern(pattern)
             except DataError as error:
                 raise ValueError(f"dataset.path.{split}: {error}") from None
-        needed: tuple[str, ...] = ("train", *self.val_splits)
+        held_out = (HELD_OUT_SPLIT,) if self.val_fraction is not None else ()
+        needed = [name for name in ("train", *self.val_splits) if name not in held_out]
         for name in needed:
             if name not in patterns:
                 leave = f", or leave {name} out of dataset.val_splits" if name != "train" else ""
@@ -139,10 +170,11 @@ class DatasetConfig(StrictConfig):
         return None if self.columns is None else dict(self.columns.items())
 
     def read_options(self) -> ReadOptions:
-        """How the readers read data made elsewhere: `columns`, `splits`, `resize`."""
+        """How the readers read data made elsewhere: `columns`, `splits`, `resize`, `val_fraction`, `val_seed`."""
         from vision_bench.data.external import ReadOptions
 
-        return ReadOptions(columns=self.column_names, splits=self.split_names, resize=self.resize or "refuse")
+        return ReadOptions(columns=self.column_names, splits=self.split_names, resize=self.resize or "refuse",
+                           val_fraction=self.val_fraction, val_seed=self.val_seed or 0)
 
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
@@ -153,7 +185,7 @@ class DatasetConfig(StrictConfig):
         return RenderSpec.from_dict(self.spec) if self.spec else None
 
 
-_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize")
+_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize", "val_fraction", "val_seed")
 
 
 class ModelConfig(StrictConfig):
