@@ -76,8 +76,8 @@ def test_memory_urls_stream_like_local_shards(local: Path, memory: str) -> None:
     assert values(open_dataset(str(local / PATTERN), "train")) == EXPECTED
     stream = open_dataset(f"{memory}/{PATTERN}", "train")
     assert isinstance(stream, ShardStreamDataset) and values(stream) == EXPECTED
-    assert stream.urls == [f"{memory}/train-0.tar", f"{memory}/train-1.tar"]
-    assert open_dataset(f"{memory}/train-*.tar".replace("train", "{split}"), "train").urls == stream.urls  # a glob
+    assert stream.shards == [f"{memory}/train-0.tar", f"{memory}/train-1.tar"]
+    assert open_dataset(f"{memory}/train-*.tar".replace("train", "{split}"), "train").shards == stream.shards  # a glob
     with pytest.raises(DataError, match=r"train-2.tar: cannot be read \(not found\); check the address"):
         list(open_dataset(f"{memory}/{{split}}-{{1..2}}.tar", "train"))
     with pytest.raises(DataError, match="matches no file"):

@@ -30,14 +30,16 @@ IMAGE_ROLES = ("input", "target")
 @dataclass(frozen=True)
 class ReadOptions:
     """How data made elsewhere is read (the `dataset` options of the same names): `columns` (role -> the
-    source's column or field), `splits` (our split -> the source's), `resize` (`images.RESIZE_MODES`), and
-    `val_fraction` of the training split held out as `val_id` with `val_seed` (`holdout`)."""
+    source's column or field), `splits` (our split -> the source's), `resize` (`images.RESIZE_MODES`),
+    `val_fraction` of the training split held out as `val_id` with `val_seed` (`holdout`), and `streaming`
+    (a Hugging Face dataset read as `hf_streaming` streams it)."""
 
     columns: Mapping[str, str] | None = None
     splits: Mapping[str, str] | None = None
     resize: str = "refuse"
     val_fraction: float | None = None
     val_seed: int = 0
+    streaming: bool = False
 
     def key_filter(self, split: str) -> KeyFilter | None:
         """The samples of the source's training split our `split` keeps (`holdout.holdout_filter`)."""

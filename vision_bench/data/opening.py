@@ -24,6 +24,7 @@ from vision_bench.data import sources
 from vision_bench.data.export_formats import open_export
 from vision_bench.data.external import READ_AS_STORED, ReadOptions, source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
+from vision_bench.data.hf_streaming import open_hf_stream
 from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, looks_like_validation, refuse_holdout
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
@@ -75,7 +76,7 @@ def open_dataset(
     if looks_like_shards(text):  # before hf://, so that hf://datasets/user/name/{split}-{0..3}.tar streams shards
         return open_shard_stream(text, split, spec, read)
     if is_hf_source(text):
-        return open_hf_dataset(text, split, spec, read)
+        return _open_hf(text, split, spec, read)
     path = Path(source)
     if path.is_dir():
         return _open_folder(path, split, spec, read, render_on=render_on)
@@ -149,11 +150,16 @@ def _open_folder(path: Path, split: str, spec: RenderSpec | None, options: ReadO
     if any(folder.glob("*_input.*")):
         return open_pair_folder(folder, split, spec=spec, resize=options.resize, keep=keep)
     if looks_like_hf_folder(path):
-        return open_hf_dataset(str(path), split, spec, options)
+        return _open_hf(str(path), split, spec, options)
     raise DataError(
         f"{path}: not an export (no {MANIFEST_NAME}), nor SVIB episodes, nor *_input.png / *_target.png "
         "pairs, nor a Hugging Face dataset; finish the export (re-run it) or point at the data folder"
     )
+
+
+def _open_hf(source: str, split: str, spec: RenderSpec | None, read: ReadOptions) -> Dataset:
+    """A Hugging Face dataset's split, streamed when `read.streaming` says so."""
+    return (open_hf_stream if read.streaming else open_hf_dataset)(source, split, spec, read)
 
 
 def _names_a_study_family(name: str) -> bool:

@@ -203,8 +203,8 @@ def training_order(
         if steps is None:
             if max_steps is None:
                 raise ConfigError(
-                    f"dataset.path {dataset.pattern}: its length is unknown (shards read from URLs or commands are "
-                    "not counted); set training.max_steps"
+                    f"dataset.path {dataset.pattern}: its length is unknown (shards read from URLs or commands, and "
+                    "streamed Hugging Face datasets, are not counted); set training.max_steps"
                 )
             steps = max_steps
     else:

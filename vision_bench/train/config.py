@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_vali
 from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
+from vision_bench.data.hf_datasets import is_hf_source
 from vision_bench.data.holdout import HELD_OUT_SPLIT
 from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
@@ -52,8 +53,9 @@ class DatasetConfig(StrictConfig):
     square of `spec.size`, else of their longer side; `resize`: stretched to it). `val_fraction` holds
     that fraction of a train-only dataset's training split out as `val_id` (by sample key, seeded by
     `val_seed`, 0 by default; `vision_bench.data.holdout`), which is then the only validation split
-    unless `val_splits` says more. Left unset, these are not written out, so configs and checkpoints
-    without them keep their hash.
+    unless `val_splits` says more. `streaming: true` reads an `hf://` dataset with
+    `datasets.load_dataset(..., streaming=True)` (`vision_bench.data.hf_streaming`) instead of downloading
+    it first. Left unset, these are not written out, so configs and checkpoints without them keep their hash.
 
     `task` and `spec` are kept as written (so a config's hash does not depend on how they are
     spelt out) and checked as a `TaskConfig` and a `RenderSpec` when the config is validated;
@@ -73,6 +75,7 @@ class DatasetConfig(StrictConfig):
     resize: Literal["refuse", "pad", "resize"] | None = None
     val_fraction: float | None = None
     val_seed: int | None = None
+    streaming: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -95,6 +98,9 @@ class DatasetConfig(StrictConfig):
             )
         self._check_sizes()
         self._check_holdout()
+        if self.streaming and not (isinstance(self.path, str) and is_hf_source(self.path)):
+            raise ValueError("dataset.streaming streams a Hugging Face dataset, so dataset.path must name one as "
+                             "hf://user/name or hf://FOLDER (WebDataset shards and URLs stream anyway)")
         if isinstance(self.path, dict):
             self._check_patterns(self.path)
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
@@ -170,11 +176,13 @@ class DatasetConfig(StrictConfig):
         return None if self.columns is None else dict(self.columns.items())
 
     def read_options(self) -> ReadOptions:
-        """How the readers read data made elsewhere: `columns`, `splits`, `resize`, `val_fraction`, `val_seed`."""
+        """How the readers read data made elsewhere: `columns`, `splits`, `resize`, `val_fraction`, `val_seed`,
+        `streaming`."""
         from vision_bench.data.external import ReadOptions
 
         return ReadOptions(columns=self.column_names, splits=self.split_names, resize=self.resize or "refuse",
-                           val_fraction=self.val_fraction, val_seed=self.val_seed or 0)
+                           val_fraction=self.val_fraction, val_seed=self.val_seed or 0,
+                           streaming=bool(self.streaming))
 
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
@@ -185,7 +193,7 @@ class DatasetConfig(StrictConfig):
         return RenderSpec.from_dict(self.spec) if self.spec else None
 
 
-_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize", "val_fraction", "val_seed")
+_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize", "val_fraction", "val_seed", "streaming")
 
 
 class ModelConfig(StrictConfig):
