@@ -235,7 +235,7 @@ def test_missing_image_is_named(exports: dict[str, Path], tmp_path: Path) -> Non
 
 def _write_pair(path: Path, value: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(encode(np.full((6, 6, 3), value, dtype=np.uint8)))
+    path.write_bytes(encode(np.full((8, 8, 3), value, dtype=np.uint8)))
 
 
 def test_svib_and_pair_folders_load_without_grids(tmp_path: Path) -> None:
@@ -246,9 +246,9 @@ def test_svib_and_pair_folders_load_without_grids(tmp_path: Path) -> None:
     assert isinstance(svib, ImagePairDataset) and len(svib) == 2
     first = svib[0]
     assert first["key"] == "00000" and "input_grid" not in first
-    assert torch.allclose(first["input"], torch.full((3, 6, 6), 20 / 255))
-    assert torch.allclose(first["target"], torch.full((3, 6, 6), 21 / 255))
-    assert collate([svib[0], svib[1]])["input"].shape == (2, 3, 6, 6)
+    assert torch.allclose(first["input"], torch.full((3, 8, 8), 20 / 255))
+    assert torch.allclose(first["target"], torch.full((3, 8, 8), 21 / 255))
+    assert collate([svib[0], svib[1]])["input"].shape == (2, 3, 8, 8)
 
     _write_pair(tmp_path / "pairs/b_input.png", 5)
     _write_pair(tmp_path / "pairs/b_target.png", 6)

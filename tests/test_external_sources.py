@@ -24,6 +24,7 @@ from vision_bench.data.collate import collate
 from vision_bench.data.datasets import ParquetImageDataset, WebDatasetDataset
 from vision_bench.data.export import export_dataset
 from vision_bench.data.export_formats import ExportOptions
+from vision_bench.data.external import ReadOptions
 from vision_bench.data.hf_datasets import HFImageDataset
 from vision_bench.data.opening import open_dataset
 from vision_bench.data.shard_stream import expand_braces
@@ -201,7 +202,7 @@ def test_bad_shards_get_one_clear_line(exports: dict[str, Path], tmp_path: Path)
 
 def test_save_to_disk_folder_with_named_columns_and_splits(saved_hf: Path) -> None:
     columns = {"input": "image", "target": "mask"}
-    dataset = open_dataset(saved_hf, "val_id", columns=columns, splits={"val_id": "validation"})
+    dataset = open_dataset(saved_hf, "val_id", read=ReadOptions(columns=columns, splits={"val_id": "validation"}))
     assert isinstance(dataset, HFImageDataset) and len(dataset) == 3 and not dataset.has_grids
     item = dataset[2]
     assert item["input"].shape == (3, SIZE, SIZE) and item["input"].dtype == torch.float32
@@ -213,7 +214,7 @@ def test_save_to_disk_folder_with_named_columns_and_splits(saved_hf: Path) -> No
     with pytest.raises(DataError, match=r"has no split 'val_id' \(it has train, validation\); map ours to its "
                        r"names with dataset.splits, e.g. \{val_id: validation\}, or leave val_id out of "
                        r"dataset.val_splits"):
-        open_dataset(saved_hf, "val_id", columns=columns)
+        open_dataset(saved_hf, "val_id", read=ReadOptions(columns=columns))
 
 
 def test_split_fixes_point_to_the_closest_split_or_to_val_splits() -> None:

@@ -21,6 +21,7 @@ _EXPORTS = {
     "ImagePairDataset": "vision_bench.data.imports",
     "OnTheFlyDataset": "vision_bench.data.onthefly",
     "ParquetImageDataset": "vision_bench.data.datasets",
+    "ReadOptions": "vision_bench.data.external",
     "ShardStreamDataset": "vision_bench.data.streaming",
     "WebDatasetDataset": "vision_bench.data.datasets",
     "export_dataset": "vision_bench.data.export",

@@ -24,7 +24,15 @@ from torch.utils.data import Dataset
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import Item
-from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
+from vision_bench.data.external import (
+    ReadOptions,
+    image_fields,
+    image_item,
+    record_item,
+    square_images,
+    stored_spec,
+)
+from vision_bench.data.holdout import looks_like_validation, refuse_holdout
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
 from vision_bench.io.extras import require
@@ -62,8 +70,9 @@ def looks_like_hf_folder(folder: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=4)
-def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
-    """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process)."""
+def load_splits(source: str, streaming: bool = False) -> Mapping[str, Any]:
+    """Split name -> `datasets.Dataset` of a Hub id or local folder (loaded once per process); with `streaming`,
+    a `datasets.IterableDataset` read as it is iterated (nothing downloaded or prepared first)."""
     require("datasets", f"{source}: reading Hugging Face datasets")
     import datasets
 
@@ -73,19 +82,23 @@ def load_splits(source: str) -> Mapping[str, datasets.Dataset]:
         raise DataError(f"{source}: no such folder; give a folder that datasets.load_dataset reads, or a Hub id")
     if folder.is_dir():
         _check_local_only(folder, source)
+    saved = folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS)
+    if saved and streaming:
+        raise DataError(f"{source}: a save_to_disk folder is read from its own files, never streamed; "
+                        "drop dataset.streaming")
     try:
-        if folder.is_dir() and any((folder / marker).is_file() for marker in _SAVED_MARKERS):
+        if saved:
             loaded = datasets.load_from_disk(str(folder))
         elif folder.is_dir():
-            loaded = datasets.load_dataset(str(folder))
+            loaded = datasets.load_dataset(str(folder), streaming=streaming)
         else:
             repo, revision = hub_reference(name)
-            loaded = datasets.load_dataset(repo, revision=revision)
+            loaded = datasets.load_dataset(repo, revision=revision, streaming=streaming)
     except Exception as error:  # datasets raises many types (hub, network, builder, file errors)
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DataError(f"{source}: cannot be loaded as a Hugging Face dataset ({first_line}); give a Hub id "
                         "(online) or a folder that datasets.load_dataset reads") from None
-    if isinstance(loaded, datasets.Dataset):  # one saved split
+    if isinstance(loaded, (datasets.Dataset, datasets.IterableDataset)):  # one split
         return {str(loaded.split or "train"): loaded}
     return dict(loaded)
 
@@ -157,24 +170,19 @@ class HFImageDataset(Dataset):
     """
 
     def __init__(self, table: datasets.Dataset, source: str, split: str, *, columns: Mapping[str, str] | None = None,
-                 spec: RenderSpec | None = None) -> None:
+                 spec: RenderSpec | None = None, resize: str = "refuse") -> None:
         self.table = table
         self.source = source
         self.split = split
         self.fields = image_fields(columns)
-        missing = [name for name in self.fields.values() if name not in table.column_names]
-        if missing:
-            raise DataError(
-                f"{source}: split {split!r} has no column{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(map(repr, missing))} (it has "
-                f"{', '.join(table.column_names)}); name the image columns with dataset.columns: "
-                "{input: ..., target: ...}"
-            )
+        self.resize = "refuse"  # the first row is read as stored, to judge the images' size
+        check_columns(source, f"split {split!r}", self.fields, table.column_names)
         if len(table) == 0:
             raise DataError(f"{source}: split {split!r} holds no rows; choose another split")
         first = self[0]
         self.has_grids = "input_grid" in first
-        self.spec = stored_spec(first["input"], spec, source)
+        self.spec = stored_spec(first["input"], spec, source, resize)
+        self.resize = resize
 
     def __len__(self) -> int:
         return len(self.table)
@@ -190,34 +198,65 @@ class HFImageDataset(Dataset):
         for position, row in enumerate(rows):
             record = {name: values[position] for name, values in columns.items()}
             item = record_item(record)
-            images = {role: self._image(record[name], name, row) for role, name in self.fields.items()}
+            images = {role: cell_image(record[name], self.source, name, row) for role, name in self.fields.items()}
+            if self.resize != "refuse":
+                images = square_images(images, self.spec, self.resize)
             items.append(image_item(item, images, self.split, row, str(row)))
         return items
 
-    def _image(self, value: Any, column: str, row: int) -> torch.Tensor:
-        """A decoded `Image` feature (PIL), its undecoded `{bytes, path}` form, or an (H, W, 3) array."""
-        if hasattr(value, "convert"):
-            return image_tensor(np.array(value.convert("RGB")))
-        if isinstance(value, dict) and value.get("bytes"):
-            return load_image_tensor(value["bytes"])
-        if isinstance(value, dict) and value.get("path"):
-            return load_image_tensor(value["path"])
-        array = np.asarray(value)
-        if array.ndim == 3 and array.shape[2] == 3 and array.dtype == np.uint8:
-            return image_tensor(array)
-        raise DataError(f"{self.source}: column {column!r} of row {row} is not an image (it holds "
-                        f"{type(value).__name__}); name the image columns with dataset.columns")
 
 
-def open_hf_dataset(source: str, split: str, *, splits: Mapping[str, str] | None = None,
-                    columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> HFImageDataset:
-    """Our `split` of a Hugging Face dataset (`splits` maps our names to the source's)."""
-    available = load_splits(source)
-    name = source_split(split, splits)
+def cell_image(value: Any, source: str, column: str, row: int | str) -> torch.Tensor:
+    """An image cell: a decoded `Image` feature (PIL), its undecoded `{bytes, path}` form, or an (H, W, 3) array."""
+    if hasattr(value, "convert"):
+        return image_tensor(np.array(value.convert("RGB")))
+    if isinstance(value, dict) and value.get("bytes"):
+        return load_image_tensor(value["bytes"])
+    if isinstance(value, dict) and value.get("path"):
+        return load_image_tensor(value["path"])
+    array = np.asarray(value)
+    if array.ndim == 3 and array.shape[2] == 3 and array.dtype == np.uint8:
+        return image_tensor(array)
+    raise DataError(f"{source}: column {column!r} of row {row} is not an image (it holds "
+                    f"{type(value).__name__}); name the image columns with dataset.columns")
+
+
+def check_columns(source: str, where: str, fields: Mapping[str, str], columns: Sequence[str]) -> None:
+    """Refuse a split (`where`: "split 'train'") or row that lacks an image column, naming the columns it has."""
+    missing = [name for name in fields.values() if name not in columns]
+    if missing:
+        raise DataError(
+            f"{source}: {where} has no column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(map(repr, missing))} (it has {', '.join(columns)}); name the image columns with "
+            "dataset.columns: {input: ..., target: ...}"
+        )
+
+
+def open_hf_dataset(source: str, split: str, spec: RenderSpec | None,
+                    options: ReadOptions) -> HFImageDataset:
+    """Our `split` of a Hugging Face dataset, read as `options` say (a split held out of the training split is
+    the rows `holdout` picks by their numbers)."""
+    table, name = pick_split(source, load_splits(source), split, options)
+    keep = options.key_filter(split)
+    if keep is not None:
+        table = table.select([row for row in range(len(table)) if keep(str(row))])
+        if len(table) == 0:
+            raise DataError(f"{source}: dataset.val_fraction {options.val_fraction} leaves no row of {name!r} to "
+                            f"{split}; choose a fraction that leaves rows to both sides")
+    return HFImageDataset(table, source, split, columns=options.columns, spec=spec, resize=options.resize)
+
+
+def pick_split(source: str, available: Mapping[str, Any], split: str, options: ReadOptions) -> tuple[Any, str]:
+    """The source's split our `split` reads, and its name: the one `options.splits` maps it to, or for a split held
+    out (`options.val_fraction`) the training split, refused when the source has a validation split of its own."""
+    own = [name for name in available if looks_like_validation(name)]
+    if options.key_filter(split) is not None and own:
+        raise refuse_holdout(source, own[0])
+    name = options.read_split(split)
     if name not in available:
         raise DataError(f"{source}: has no split {name!r} (it has {', '.join(available)}); "
                         f"{split_fix(split, list(available))}")
-    return HFImageDataset(available[name], source, split, columns=columns, spec=spec)
+    return available[name], name
 
 
 def split_fix(split: str, available: list[str]) -> str:
@@ -233,5 +272,5 @@ def split_fix(split: str, available: list[str]) -> str:
     return hint or f"map ours to its names with dataset.splits, e.g. {{{split}: {available[0]}}}"
 
 
-__all__ = ["HF_PREFIX", "HFImageDataset", "is_hf_source", "is_local_hf_source", "load_splits", "looks_like_hf_folder",
-           "open_hf_dataset", "split_fix"]
+__all__ = ["HF_PREFIX", "HFImageDataset", "cell_image", "check_columns", "is_hf_source", "is_local_hf_source",
+           "load_splits", "looks_like_hf_folder", "open_hf_dataset", "pick_split", "split_fix"]

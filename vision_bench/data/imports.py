@@ -7,16 +7,21 @@ Two layouts are read:
 - A plain folder of `NAME_input.png` / `NAME_target.png` pairs (any image suffix PIL reads).
 
 Items carry `input`, `target`, `split`, `index` and `key` (the episode folder or `NAME`) but no
-grid keys, so models can still be scored on pixel and perceptual metrics.
+grid keys, so models can still be scored on pixel and perceptual metrics. The images' size (the
+first input's) is the dataset's `spec`; non-square ones are refused unless `resize` pads or
+stretches them (`external.stored_spec`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from torch.utils.data import Dataset
 
+from render.spec import RenderSpec
 from vision_bench.data.batch import PairItem
+from vision_bench.data.external import square_images, stored_spec
 from vision_bench.data.images import load_image_tensor
 from vision_bench.errors import DataError
 
@@ -27,24 +32,25 @@ _TARGET_SUFFIX = "_target"
 
 
 class ImagePairDataset(Dataset):
-    """Input / target image files, one pair per item, in a fixed (sorted) order."""
+    """Input / target image files, one pair per item, in a fixed (sorted) order; `spec` and `resize` as
+    `external.stored_spec` has them, judged on the first pair."""
 
-    def __init__(self, pairs: list[tuple[str, Path, Path]], split: str) -> None:
+    def __init__(self, pairs: list[tuple[str, Path, Path]], split: str, *, spec: RenderSpec | None = None,
+                 resize: str = "refuse") -> None:
         self.pairs = pairs
         self.split = split
+        self.spec = stored_spec(load_image_tensor(pairs[0][1]), spec, str(pairs[0][1]), resize)
+        self.resize = resize
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     def __getitem__(self, index: int) -> PairItem:
         key, input_path, target_path = self.pairs[index]
-        return {
-            "input": load_image_tensor(input_path),
-            "target": load_image_tensor(target_path),
-            "split": self.split,
-            "index": index,
-            "key": key,
-        }
+        images = square_images({"input": load_image_tensor(input_path), "target": load_image_tensor(target_path)},
+                               self.spec, self.resize)
+        return {"input": images["input"], "target": images["target"], "split": self.split, "index": index,
+                "key": key}
 
 
 def _existing_folder(root: str | Path) -> Path:
@@ -85,14 +91,29 @@ def folder_pairs(root: str | Path) -> list[tuple[str, Path, Path]]:
     return [(name, inputs[name], targets[name]) for name in sorted(inputs)]
 
 
-def open_svib(root: str | Path, split: str | None = None) -> ImagePairDataset:
-    """SVIB episodes under `root`; `split` labels the items (default: the folder's name)."""
-    return ImagePairDataset(svib_pairs(root), split or Path(root).name)
+def open_svib(root: str | Path, split: str | None = None, *, spec: RenderSpec | None = None,
+              resize: str = "refuse", keep: Callable[[str], bool] | None = None) -> ImagePairDataset:
+    """SVIB episodes under `root`; `split` labels the items (default: the folder's name); `keep` picks episodes
+    by their folder (a split held out, `holdout`)."""
+    return ImagePairDataset(_kept(svib_pairs(root), keep, root), split or Path(root).name, spec=spec, resize=resize)
 
 
-def open_pair_folder(root: str | Path, split: str | None = None) -> ImagePairDataset:
-    """`*_input.png` / `*_target.png` pairs in `root`; `split` labels the items (default: folder name)."""
-    return ImagePairDataset(folder_pairs(root), split or Path(root).name)
+def open_pair_folder(root: str | Path, split: str | None = None, *, spec: RenderSpec | None = None,
+                     resize: str = "refuse", keep: Callable[[str], bool] | None = None) -> ImagePairDataset:
+    """`*_input.png` / `*_target.png` pairs in `root`; `split` labels the items (default: folder name); `keep`
+    picks pairs by their NAME (a split held out, `holdout`)."""
+    return ImagePairDataset(_kept(folder_pairs(root), keep, root), split or Path(root).name, spec=spec, resize=resize)
+
+
+def _kept(pairs: list[tuple[str, Path, Path]], keep: Callable[[str], bool] | None,
+          root: str | Path) -> list[tuple[str, Path, Path]]:
+    if keep is None:
+        return pairs
+    kept = [pair for pair in pairs if keep(pair[0])]
+    if not kept:
+        raise DataError(f"{root}: dataset.val_fraction leaves none of its {len(pairs)} pairs to one side; choose a "
+                        "fraction that leaves pairs to both")
+    return kept
 
 
 def looks_like_svib(root: str | Path) -> bool:

@@ -22,29 +22,30 @@ from torch.utils.data import Dataset
 from render.spec import RenderSpec
 from vision_bench.data import sources
 from vision_bench.data.export_formats import open_export
-from vision_bench.data.external import source_split
+from vision_bench.data.external import READ_AS_STORED, ReadOptions, source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
+from vision_bench.data.hf_streaming import open_hf_stream
+from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, looks_like_validation, refuse_holdout
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
-from vision_bench.data.shard_stream import (
-    PIPE_PREFIX,
-    SPLIT_PLACEHOLDER,
-    URL_PREFIXES,
-    expand_braces,
-    looks_like_shards,
-)
+from vision_bench.data.remote_files import URL_MARK
+from vision_bench.data.shard_stream import PIPE_PREFIX, SPLIT_PLACEHOLDER, expand_braces, looks_like_shards
 from vision_bench.data.streaming import open_shard_stream
 from vision_bench.errors import ConfigError, DataError, UnknownNameError
 from vision_bench.tasks.config import SPLITS, TaskConfig
 
 _YAML_SUFFIXES = (".yaml", ".yml")
-_COLLAPSED_URL = re.compile(r"^(https?):/(?!/)")  # what pathlib makes of http://
+_COLLAPSED_URL = re.compile(r"^(https?|s3|gs|memory):/(?!/)")  # what pathlib makes of http:// (hf:/ is hf_datasets')
 TRUST_FLAG = "--trust-stored-data"
 
 
+ShardPatterns = Mapping[str, str]
+"""A WebDataset shard pattern per split (`dataset.path: {train: ..., val_id: ...}`)."""
+
+
 def open_dataset(
-    source: str | Path | TaskConfig,
+    source: str | Path | TaskConfig | ShardPatterns,
     split: str,
     spec: RenderSpec | None = None,
     *,
@@ -54,8 +55,7 @@ def open_dataset(
     n_val: int | None = None,
     n_test: int | None = None,
     seed: int | None = None,
-    columns: Mapping[str, str] | None = None,
-    splits: Mapping[str, str] | None = None,
+    read: ReadOptions = READ_AS_STORED,
 ) -> Dataset:
     """The Dataset of `split` from an export, an image folder, a Hugging Face dataset, WebDataset
     shards, a config or a study id.
@@ -63,20 +63,23 @@ def open_dataset(
     `spec` defaults to the export's own spec (exports), the stored images' size (data made
     elsewhere) or `RenderSpec()` (on the fly); `length`, the counts and `seed` apply to on-the-fly
     sources only; `render_on="device"` leaves images to `to_device_batch` on the training device.
-    `columns` names the image columns / fields holding `input` and `target`, and `splits` maps our
-    split names to the source's (Hugging Face datasets and shards).
+    `read` says how data made elsewhere is read (`external.ReadOptions`: which columns / fields hold `input`
+    and `target`, our split names -> the source's, what becomes of images that are not the models' square).
+    A mapping split -> shard pattern gives each split its own shards.
     """
     if isinstance(source, TaskConfig):
         config = sources.with_overrides(source, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
+    if isinstance(source, Mapping):
+        return open_shard_stream(source, split, spec, read)
     text = _COLLAPSED_URL.sub(r"\1://", str(source))
+    if looks_like_shards(text):  # before hf://, so that hf://datasets/user/name/{split}-{0..3}.tar streams shards
+        return open_shard_stream(text, split, spec, read)
     if is_hf_source(text):
-        return open_hf_dataset(text, split, splits=splits, columns=columns, spec=spec)
-    if looks_like_shards(text):
-        return open_shard_stream(text, split, splits=splits, columns=columns, spec=spec)
+        return _open_hf(text, split, spec, read)
     path = Path(source)
     if path.is_dir():
-        return _open_folder(path, split, spec, render_on=render_on, columns=columns, splits=splits)
+        return _open_folder(path, split, spec, read, render_on=render_on)
     if path.suffix in _YAML_SUFFIXES:
         config = sources.load_config(config_path=path, n_train=n_train, n_val=n_val, n_test=n_test, seed=seed)
         return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
@@ -90,11 +93,14 @@ def open_dataset(
     return OnTheFlyDataset(config, split, spec, length, render_on=render_on)
 
 
-def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str | None:
+def outside_source(source: str | ShardPatterns, splits: Mapping[str, str] | None = None) -> str | None:
     """What reading `source` would start: 'a shell command', 'a URL' or 'a Hugging Face Hub id'; None for
     local data. Judged on every address the source can become, as the shard reader makes them (`{split}`
     filled in with each split's name in `splits`, braces expanded), and on its text: a command or URL
-    anywhere in it counts, so no spelling such as `{pi,pi}pe:` or a split named `pipe:` slips through."""
+    anywhere in it counts, so no spelling such as `{pi,pi}pe:` or a split named `pipe:` slips through.
+    Shard patterns per split: the first of theirs that is not local."""
+    if isinstance(source, Mapping):
+        return next(filter(None, (outside_source(pattern, splits) for pattern in source.values())), None)
     text = _COLLAPSED_URL.sub(r"\1://", source)
     if is_hf_source(text):
         return None if is_local_hf_source(text) else "a Hugging Face Hub id"
@@ -108,12 +114,12 @@ def outside_source(source: str, splits: Mapping[str, str] | None = None) -> str 
             pass
     if any(PIPE_PREFIX in address for address in addresses):
         return "a shell command"
-    if any(prefix in address for address in addresses for prefix in URL_PREFIXES):
+    if any(URL_MARK in address for address in addresses):
         return "a URL"
     return None
 
 
-def check_stored_source(source: str | None, stored_in: str, *, splits: Mapping[str, str] | None = None,
+def check_stored_source(source: str | ShardPatterns | None, stored_in: str, *, splits: Mapping[str, str] | None = None,
                         trusted: bool = False) -> None:
     """Refuse, before anything runs, a data source read back from `stored_in` (a file the user did not write,
     such as a run's checkpoint) that would run a command or open a URL, unless the user trusts it; `splits`
@@ -127,22 +133,33 @@ def check_stored_source(source: str | None, stored_in: str, *, splits: Mapping[s
         )
 
 
-def _open_folder(path: Path, split: str, spec: RenderSpec | None, *, render_on: str,
-                 columns: Mapping[str, str] | None, splits: Mapping[str, str] | None) -> Dataset:
+def _open_folder(path: Path, split: str, spec: RenderSpec | None, options: ReadOptions, *, render_on: str) -> Dataset:
     """An export, SVIB episodes, `*_input.png` / `*_target.png` pairs or a Hugging Face dataset folder."""
+    keep = options.key_filter(split)
     if (path / MANIFEST_NAME).is_file():
+        if keep is not None:
+            raise refuse_holdout(str(path), HELD_OUT_SPLIT)  # every export has one
         return open_export(path, split, spec, render_on=render_on)
-    folder = path / split if (path / split).is_dir() else path
+    read = split if keep is None else TRAIN_SPLIT
+    folder = path / read if (path / read).is_dir() else path
+    own = [sub.name for sub in sorted(path.iterdir()) if sub.is_dir() and looks_like_validation(sub.name)]
+    if keep is not None and own and not looks_like_hf_folder(path):
+        raise refuse_holdout(str(path), own[0])
     if looks_like_svib(folder):
-        return open_svib(folder, split)
+        return open_svib(folder, split, spec=spec, resize=options.resize, keep=keep)
     if any(folder.glob("*_input.*")):
-        return open_pair_folder(folder, split)
+        return open_pair_folder(folder, split, spec=spec, resize=options.resize, keep=keep)
     if looks_like_hf_folder(path):
-        return open_hf_dataset(str(path), split, splits=splits, columns=columns, spec=spec)
+        return _open_hf(str(path), split, spec, options)
     raise DataError(
         f"{path}: not an export (no {MANIFEST_NAME}), nor SVIB episodes, nor *_input.png / *_target.png "
         "pairs, nor a Hugging Face dataset; finish the export (re-run it) or point at the data folder"
     )
+
+
+def _open_hf(source: str, split: str, spec: RenderSpec | None, read: ReadOptions) -> Dataset:
+    """A Hugging Face dataset's split, streamed when `read.streaming` says so."""
+    return (open_hf_stream if read.streaming else open_hf_dataset)(source, split, spec, read)
 
 
 def _names_a_study_family(name: str) -> bool:
@@ -158,4 +175,4 @@ def dataset_length(dataset: Dataset) -> int:
     return len(dataset)
 
 
-__all__ = ["TRUST_FLAG", "check_stored_source", "dataset_length", "open_dataset", "outside_source"]
+__all__ = ["TRUST_FLAG", "ShardPatterns", "check_stored_source", "dataset_length", "open_dataset", "outside_source"]

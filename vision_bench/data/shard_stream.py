@@ -1,14 +1,17 @@
-"""WebDataset tar shards read as streams: shard patterns, local files, http(s) URLs, `pipe:` commands.
+"""WebDataset tar shards read as streams: shard patterns, local files, URLs, `pipe:` commands.
 
 A shard is read front to back as a tar stream (`tarfile` mode `r|*`, so `.tar.gz` works too), never
-indexed: a URL or a command's output reads like a local file. A sample is a run of adjacent members
-sharing a key (the base name up to its first dot): `{key}.input.png`, `{key}.target.png`,
-`{key}.json`, as `vision-bench export --format webdataset` writes them.
+indexed: a URL or a command's output reads like a local file. URLs of any protocol fsspec knows
+(http(s), s3://, gs://, hf://, memory://) open the same way, with retries (`remote_files`). A sample
+is a run of adjacent members sharing a key (the base name up to its first dot): `{key}.input.png`,
+`{key}.target.png`, `{key}.json`, as `vision-bench export --format webdataset` writes them.
 
-A shard pattern is one string: `{split}` stands for the split's name, `{000000..000003}` for a
-zero-padded range and `{a,b}` for a list (WebDataset's brace notation); local paths may also hold
-`*` / `?` globs. `pipe:CMD` runs CMD in a shell and reads its output, so the pattern comes from the
-same config that could name any command (a config read back from a run folder is refused before this:
+A shard pattern is one string, or one per split (a mapping split -> pattern): `{split}` stands for the
+split's name, `{000000..000003}` for a
+zero-padded range and `{a,b}` for a list (WebDataset's brace notation); local paths and URLs of file
+systems that list (s3://, gs://, hf://, memory://; not http) may also hold `*` / `?` globs.
+`pipe:CMD` runs CMD in a shell and reads its output, so the pattern comes from the same config that
+could name any command (a config read back from a run folder is refused before this:
 `vision_bench.data.opening.check_stored_source`). The command's output is closed at the archive's end,
 so a command that goes on writing ends by SIGPIPE, and one that lingers is stopped after `END_WAIT_S`.
 """
@@ -16,28 +19,28 @@ so a command that goes on writing ends by SIGPIPE, and one that lingers is stopp
 from __future__ import annotations
 
 import glob
+import io
 import os
 import re
 import signal
 import subprocess
 import tarfile
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from vision_bench.data.remote_files import RetryingReader, glob_urls, is_url, url_protocol
 from vision_bench.data.webdataset import split_key
 from vision_bench.errors import CorruptFileError, DataError
 
 SPLIT_PLACEHOLDER = "{split}"
 PIPE_PREFIX = "pipe:"
-URL_PREFIXES = ("http://", "https://")
-HTTP_TIMEOUT_S = 60
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _RANGE = re.compile(r"(\d+)\.\.(\d+)")
 _GLOB_CHARACTERS = ("*", "?", "[")
+_UNLISTED = ("http", "https")
+_READ_SIZE = 1 << 20
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 _GRACE_S = 1.0
 END_WAIT_S = 10.0
@@ -49,12 +52,12 @@ Sample = tuple[str, dict[str, bytes]]
 
 def is_remote(source: str) -> bool:
     """A URL or a command: shards that cannot be counted without reading them in full."""
-    return source.startswith((PIPE_PREFIX, *URL_PREFIXES))
+    return source.startswith(PIPE_PREFIX) or is_url(source)
 
 
 def looks_like_shards(source: str) -> bool:
-    """A `pipe:` command, an http(s) URL, or a path (pattern) ending in a tar suffix."""
-    return is_remote(source) or source.endswith(_TAR_SUFFIXES)
+    """A `pipe:` command, an http(s) URL, or a path or URL (pattern) ending in a tar suffix."""
+    return source.startswith(PIPE_PREFIX) or url_protocol(source) in ("http", "https") or source.endswith(_TAR_SUFFIXES)
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -87,14 +90,38 @@ def split_pattern(pattern: str, split: str) -> str:
     return pattern.replace(SPLIT_PLACEHOLDER, split)
 
 
+def split_shards(patterns: str | Mapping[str, str], split: str, name: str) -> str:
+    """The shard pattern of our `split`, whose source calls it `name`: one pattern for every split (`{split}`
+    standing for `name`), or the split's own from a mapping split -> pattern (where `{split}` is optional)."""
+    if isinstance(patterns, str):
+        return split_pattern(patterns, name)
+    if split not in patterns:
+        leave = (f"leave {split} out of dataset.val_splits" if split.startswith("val")
+                 else f"evaluate other splits than {split}")
+        raise DataError(f"the shard patterns name no {split} split (they name {', '.join(patterns)}); add "
+                        f"`{split}: PATTERN` to dataset.path, or {leave}")
+    return patterns[split].replace(SPLIT_PLACEHOLDER, name)
+
+
+def check_pattern(pattern: str) -> None:
+    """A pattern that can name shards: a `pipe:` command, an http(s) URL or a path or URL ending in a tar suffix,
+    whose braces expand; else a `DataError` saying what a shard pattern is."""
+    if not looks_like_shards(pattern):
+        raise DataError(f"{pattern!r} is not a shard pattern; name tar shards (ending .tar), an http(s) URL or a "
+                        "pipe: command, e.g. shards/train-{000000..000099}.tar")
+    expand_braces(pattern)
+
+
 def shard_urls(pattern: str) -> list[str]:
     """Every shard a split pattern names, in order; local files must exist, globs must match."""
     shards: list[str] = []
     for name in expand_braces(pattern):
-        if is_remote(name):
+        globbed = (any(mark in name for mark in _GLOB_CHARACTERS) and not name.startswith(PIPE_PREFIX)
+                   and url_protocol(name) not in _UNLISTED)  # an http(s) `?` starts a query
+        if is_remote(name) and not globbed:
             shards.append(name)
-        elif any(mark in name for mark in _GLOB_CHARACTERS):
-            matches = sorted(glob.glob(name))
+        elif globbed:
+            matches = glob_urls(name) if is_url(name) else sorted(glob.glob(name))
             if not matches:
                 raise DataError(f"{name}: matches no file; check the shard pattern")
             shards.extend(matches)
@@ -107,17 +134,13 @@ def shard_urls(pattern: str) -> list[str]:
 
 @contextmanager
 def open_stream(url: str) -> Iterator[IO[bytes]]:
-    """A readable binary stream of one shard: a local file, an http(s) response or a command's output."""
+    """A readable binary stream of one shard: a local file, a remote file (retried) or a command's output."""
     if url.startswith(PIPE_PREFIX):
         with _command_output(url) as stream:
             yield stream
-    elif url.startswith(URL_PREFIXES):
-        try:
-            response = urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S)
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            raise DataError(f"{url}: cannot be read ({error}); check the address, or copy the shards here") from None
-        with response:
-            yield response
+    elif is_url(url):
+        with io.BufferedReader(RetryingReader(url), buffer_size=_READ_SIZE) as reader:
+            yield reader
     else:
         try:
             handle = open(url, "rb")
@@ -197,9 +220,9 @@ def tar_samples(url: str) -> Iterator[Sample]:
             raise CorruptFileError(f"{url}: not a readable tar stream ({error}); check or re-make the shard") from None
 
 
-def count_samples(url: str) -> int:
-    """Samples in one local shard, from its member headers (an uncompressed tar skips the member data;
-    a `.tar.gz` is decompressed once to find them)."""
+def count_samples(url: str, keep: Callable[[str], bool] | None = None) -> int:
+    """Samples in one local shard (those whose key `keep` keeps, when given), from its member headers (an
+    uncompressed tar skips the member data; a `.tar.gz` is decompressed once to find them)."""
     keys: set[str] = set()
     try:
         with tarfile.open(url, mode="r:*") as archive:
@@ -208,11 +231,13 @@ def count_samples(url: str) -> int:
                     keys.add(split_key(member.name)[0])
     except (tarfile.TarError, EOFError, OSError) as error:
         raise CorruptFileError(f"{url}: not a readable tar shard ({error}); check or re-make the shard") from None
-    return len(keys)
+    return len(keys) if keep is None else sum(map(keep, keys))
 
 
 __all__ = [
+    "PIPE_PREFIX",
     "SPLIT_PLACEHOLDER",
+    "check_pattern",
     "count_samples",
     "expand_braces",
     "is_remote",
@@ -220,5 +245,6 @@ __all__ = [
     "open_stream",
     "shard_urls",
     "split_pattern",
+    "split_shards",
     "tar_samples",
 ]

@@ -1,4 +1,6 @@
-"""`ShardStreamDataset`: WebDataset shards streamed as a torch IterableDataset.
+"""`ShardStreamDataset`: shards streamed as a torch IterableDataset. A `ShardSamples` reader reads them:
+`TarSamples` for WebDataset tar shards, `hf_streaming.RowSamples` for the data files of a Hugging Face
+dataset loaded with `streaming=True`.
 
 For evaluation a process reads its shards in order. For training (`train_order`):
 
@@ -12,9 +14,10 @@ For evaluation a process reads its shards in order. For training (`train_order`)
   each worker in turn, yields them in the order of a single process. So the order does not depend
   on `runtime.num_workers`, and a resume that skips the batches already trained (`set_position`)
   repeats the uninterrupted run exactly. The cost: each worker reads every shard of its rank.
-- Local shards are counted once (tar headers only). URLs and commands are not counted: the length
-  is unknown, training then needs `training.max_steps`, and the stream is read in passes (pass p
-  shuffled by (seed, p, rank)) for as many batches as the run asks, all in epoch 0.
+- Local tar shards are counted once (tar headers only). URLs, commands and streamed Hugging Face
+  datasets are not counted: the length is unknown, training then needs `training.max_steps`, and
+  the stream is read in passes (pass p shuffled by (seed, p, rank)) for as many batches as the run
+  asks, all in epoch 0.
 
 The epoch and start batch live in a shared-memory tensor, so persistent DataLoader workers see a
 `set_epoch` / `set_position` made in the main process before the next `iter(loader)`.
@@ -27,41 +30,106 @@ import json
 import random
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
+from typing import Any, Protocol
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from render.spec import RenderSpec
-from vision_bench.data.batch import Item
-from vision_bench.data.external import image_fields, image_item, record_item, source_split, stored_spec
+from vision_bench.data.batch import GridItem, Item
+from vision_bench.data.external import (
+    ReadOptions,
+    image_fields,
+    image_item,
+    record_item,
+    source_split,
+    square_images,
+    stored_spec,
+)
+from vision_bench.data.holdout import TRAIN_SPLIT, KeyFilter, refuse_holdout
 from vision_bench.data.images import load_image_tensor
-from vision_bench.data.shard_stream import count_samples, is_remote, shard_urls, split_pattern, tar_samples
+from vision_bench.data.shard_stream import (
+    count_samples,
+    is_remote,
+    shard_urls,
+    split_pattern,
+    split_shards,
+    tar_samples,
+)
 from vision_bench.errors import CorruptFileError, DataError
 
 DEFAULT_SHUFFLE_BUFFER = 1000
-RawSample = tuple[int, str, str, dict[str, bytes]]  # (ordinal in the stream, shard, key, fields)
+Fields = Mapping[str, Any]
+RawSample = tuple[int, str, str, Fields]  # (ordinal in the stream, shard, key, fields)
+Decoded = tuple[GridItem | None, dict[str, torch.Tensor]]
+
+
+class ShardSamples(Protocol):
+    """What a stream reads: the samples of one shard in order, `(key, fields)` (cheap: raw bytes or cells), and
+    the item and images one of them decodes to (this project's metadata, else None)."""
+
+    def samples(self, shard: str) -> Iterator[tuple[str, Fields]]: ...
+
+    def decode(self, shard: str, key: str, fields: Fields) -> Decoded: ...
+
+
+class TarSamples:
+    """WebDataset tar shards: a sample is the members sharing a key; `columns` names the image fields."""
+
+    def __init__(self, columns: Mapping[str, str] | None = None) -> None:
+        self.fields = image_fields(columns)
+
+    def samples(self, shard: str) -> Iterator[tuple[str, Fields]]:
+        return tar_samples(shard)
+
+    def decode(self, shard: str, key: str, fields: Fields) -> Decoded:
+        images = {role: self._member(shard, key, fields, name) for role, name in self.fields.items()}
+        item = None
+        if "json" in fields:
+            try:
+                item = record_item(json.loads(fields["json"]))
+            except (ValueError, TypeError) as error:
+                raise CorruptFileError(f"{shard}: {key}.json is not a metadata record ({error})") from None
+        return item, {role: load_image_tensor(data) for role, data in images.items()}
+
+    @staticmethod
+    def _member(url: str, key: str, fields: Fields, name: str) -> bytes:
+        """The bytes of field `name` (`input` matches `input.png`, `input.jpg`, ...)."""
+        for field, data in fields.items():
+            if field == name or field.startswith(f"{name}."):
+                return bytes(data)
+        raise DataError(
+            f"{url}: sample {key!r} has no {name!r} member (it has {', '.join(sorted(fields))}); shards need "
+            f"{{key}}.{name}.png files, or name the image fields with dataset.columns "
+            "(e.g. {input: jpg, target: png})"
+        )
 
 
 class ShardStreamDataset(IterableDataset):
-    """The samples of one split's tar shards, read as streams (see the module docstring)."""
+    """The samples of one split's shards, read as streams by `reader` (see the module docstring)."""
 
-    def __init__(self, pattern: str, split: str, urls: Sequence[str], *, counts: Sequence[int] | None = None,
-                 columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> None:
+    def __init__(self, pattern: str, split: str, shards: Sequence[str], reader: ShardSamples, *,
+                 counts: Sequence[int] | None = None, spec: RenderSpec | None = None, resize: str = "refuse",
+                 keep: KeyFilter | None = None) -> None:
         self.pattern = pattern
         self.split = split
-        self.urls = list(urls)
+        self.shards = list(shards)
+        self.reader = reader
         self.counts = None if counts is None else [int(count) for count in counts]
-        self.fields = image_fields(columns)
+        self.keep = keep
         self.rank, self.world_size = 0, 1
         self.training = False
         self.batch_size, self.seed, self.shuffle_buffer = 1, 0, 0
         self._position = torch.zeros(2, dtype=torch.long).share_memory_()  # epoch, start batch
-        with closing(self._items(self._read(self.urls[:1]))) as items:
+        self.resize = "refuse"  # the first sample is read as stored, to judge the images' size
+        with closing(self._items(self._read(self.shards))) as items:  # the first shard, unless it keeps no sample
             first = next(items, None)
         if first is None:
-            raise DataError(f"{self.urls[0]}: holds no samples; check the shard pattern {pattern}")
+            left = " that dataset.val_fraction leaves to this split" if keep is not None else ""
+            raise DataError(f"{pattern}: holds no samples{left}; check the shard pattern")
         self.has_grids = "input_grid" in first
-        self.spec = stored_spec(first["input"], spec, pattern)
+        self.spec = stored_spec(first["input"], spec, pattern, resize)
+        self.resize = resize
 
     # ----------------------------------------------------------------- what to read, in which order
 
@@ -72,9 +140,9 @@ class ShardStreamDataset(IterableDataset):
     def train_order(self, *, batch_size: int, seed: int, shuffle_buffer: int, rank: int = 0,
                     world_size: int = 1) -> None:
         """Shuffled whole batches of `batch_size`, the same count on every rank (see the module docstring)."""
-        if len(self.urls) < world_size:
+        if len(self.shards) < world_size:
             raise DataError(
-                f"{self.pattern}: {len(self.urls)} shard(s) cannot be dealt to {world_size} processes; "
+                f"{self.pattern}: {len(self.shards)} shard(s) cannot be dealt to {world_size} processes; "
                 f"split the data into at least {world_size} shards"
             )
         self.shard_over(rank, world_size)
@@ -121,27 +189,27 @@ class ShardStreamDataset(IterableDataset):
                 yield from self._items(batch)
 
     def _raw_samples(self, epoch: int) -> Iterator[RawSample]:
-        urls = self.urls[self.rank::self.world_size]
+        shards = self.shards[self.rank::self.world_size]
         if not self.training:
-            return self._read(urls)
+            return self._read(shards)
         if self.counts is not None:
-            return self._shuffled(urls, epoch)
-        return self._passes(urls)
+            return self._shuffled(shards, epoch)
+        return self._passes(shards)
 
-    def _passes(self, urls: list[str]) -> Iterator[RawSample]:
+    def _passes(self, shards: list[str]) -> Iterator[RawSample]:
         """Pass after pass over shards of unknown length (training runs until max_steps)."""
         for number in itertools.count():
             read = 0
-            for sample in self._shuffled(urls, number):
+            for sample in self._shuffled(shards, number):
                 read += 1
                 yield sample
             if read == 0:
                 raise DataError(f"{self.pattern}: the shards of this process hold no samples; check them")
 
-    def _shuffled(self, urls: list[str], epoch: int) -> Iterator[RawSample]:
+    def _shuffled(self, shards: list[str], epoch: int) -> Iterator[RawSample]:
         """The shards in a seeded order, through a seeded shuffle buffer: a function of (seed, epoch, rank)."""
         rng = random.Random(f"shards/{self.seed}/{epoch}/{self.rank}")
-        order = list(urls)
+        order = list(shards)
         rng.shuffle(order)
         buffer: list[RawSample] = []
         for sample in self._read(order):
@@ -153,35 +221,20 @@ class ShardStreamDataset(IterableDataset):
         rng.shuffle(buffer)
         yield from buffer
 
-    @staticmethod
-    def _read(urls: Iterable[str]) -> Iterator[RawSample]:
+    def _read(self, shards: Iterable[str]) -> Iterator[RawSample]:
+        """The samples of `shards` in order (those `keep` keeps), numbered in that order."""
         ordinal = itertools.count()
-        for url in urls:
-            for key, fields in tar_samples(url):
-                yield next(ordinal), url, key, fields
+        for shard in shards:
+            for key, fields in self.reader.samples(shard):
+                if self.keep is None or self.keep(key):
+                    yield next(ordinal), shard, key, fields
 
     def _items(self, samples: Iterable[RawSample]) -> Generator[Item, None, None]:
-        for ordinal, url, key, fields in samples:
-            images = {role: self._member(url, key, fields, name) for role, name in self.fields.items()}
-            item = None
-            if "json" in fields:
-                try:
-                    item = record_item(json.loads(fields["json"]))
-                except (ValueError, TypeError) as error:
-                    raise CorruptFileError(f"{url}: {key}.json is not a metadata record ({error})") from None
-            decoded = {role: load_image_tensor(data) for role, data in images.items()}
-            yield image_item(item, decoded, self.split, ordinal, key)
-
-    def _member(self, url: str, key: str, fields: Mapping[str, bytes], name: str) -> bytes:
-        """The bytes of field `name` (`input` matches `input.png`, `input.jpg`, ...)."""
-        for field, data in fields.items():
-            if field == name or field.startswith(f"{name}."):
-                return data
-        raise DataError(
-            f"{url}: sample {key!r} has no {name!r} member (it has {', '.join(sorted(fields))}); shards need "
-            f"{{key}}.{name}.png files, or name the image fields with dataset.columns "
-            "(e.g. {input: jpg, target: png})"
-        )
+        for ordinal, shard, key, fields in samples:
+            item, images = self.reader.decode(shard, key, fields)
+            if self.resize != "refuse":
+                images = square_images(images, self.spec, self.resize)
+            yield image_item(item, images, self.split, ordinal, key)
 
 
 def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample]]:
@@ -189,13 +242,39 @@ def _batches(samples: Iterator[RawSample], size: int) -> Iterator[list[RawSample
         yield batch
 
 
-def open_shard_stream(pattern: str, split: str, *, splits: Mapping[str, str] | None = None,
-                      columns: Mapping[str, str] | None = None, spec: RenderSpec | None = None) -> ShardStreamDataset:
-    """The split's shards of `pattern` (`{split}` replaced by the source's name for it); local shards
-    are counted now, URLs and commands are not."""
-    urls = shard_urls(split_pattern(pattern, source_split(split, splits)))
-    counts = None if any(is_remote(url) for url in urls) else [count_samples(url) for url in urls]
-    return ShardStreamDataset(pattern, split, urls, counts=counts, columns=columns, spec=spec)
+def open_shard_stream(patterns: str | Mapping[str, str], split: str, spec: RenderSpec | None,
+                      options: ReadOptions) -> ShardStreamDataset:
+    """The split's shards: of one pattern for every split (`{split}` replaced by the source's name for it), or
+    of the split's own pattern (a mapping split -> pattern), read as `options` say; local shards are counted
+    now, URLs and commands are not."""
+    keep = options.key_filter(split)
+    if keep is not None:
+        _check_no_validation_shards(patterns, options)
+    pattern = split_shards(patterns, TRAIN_SPLIT if keep is not None else split, options.read_split(split))
+    urls = shard_urls(pattern)
+    counts = None if any(is_remote(url) for url in urls) else [count_samples(url, keep) for url in urls]
+    return ShardStreamDataset(pattern, split, urls, TarSamples(options.columns), counts=counts, spec=spec,
+                              resize=options.resize, keep=keep)
 
 
-__all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardStreamDataset", "open_shard_stream"]
+def _check_no_validation_shards(patterns: str | Mapping[str, str], options: ReadOptions) -> None:
+    """Refuse a validation split held out of shards that have validation shards of their own: a pattern of its
+    own for one (`dataset.path`'s mapping), or local shards where `{split}` gives one. Shards at URLs or from
+    commands are not probed."""
+    for split in ("val_id", "val_ood"):
+        if not isinstance(patterns, str):
+            if split in patterns:
+                raise refuse_holdout(patterns[split], split)
+            continue
+        name = source_split(split, options.splits)
+        pattern = split_pattern(patterns, name)
+        if is_remote(pattern):
+            continue
+        try:
+            shard_urls(pattern)
+        except DataError:  # no such shards
+            continue
+        raise refuse_holdout(pattern, name)
+
+
+__all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardSamples", "ShardStreamDataset", "TarSamples", "open_shard_stream"]

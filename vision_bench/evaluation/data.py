@@ -20,6 +20,7 @@ from vision_bench.errors import ConfigError
 
 if TYPE_CHECKING:
     from render.spec import RenderSpec
+    from vision_bench.data.external import ReadOptions
     from vision_bench.tasks.config import TaskConfig
     from vision_bench.train.config import TrainConfig
 
@@ -208,23 +209,24 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
-                columns: Mapping[str, str] | None = None,
-                split_names: Mapping[str, str] | None = None) -> EvaluationData:
+def export_data(path: str | Path | Mapping[str, str], spec: RenderSpec, splits: tuple[str, ...], *,
+                read: ReadOptions | None = None) -> EvaluationData:
     """Datasets of an export directory (training sequences and counts from its manifest), or of data
     made elsewhere: image-pair folders, Hugging Face datasets, WebDataset shards (see `external_data`)."""
     from vision_bench.data.manifest import MANIFEST_NAME, read_manifest
     from vision_bench.data.opening import open_dataset
     from vision_bench.tasks.config import TaskConfig
 
+    if isinstance(path, Mapping):  # shard patterns per split
+        return external_data(path, spec, splits, read=read)
     source = str(path)
     if _is_remote_or_pattern(source):
-        return external_data(source, spec, splits, columns=columns, split_names=split_names)
+        return external_data(source, spec, splits, read=read)
     path = Path(source)
     if not path.exists():
         raise ConfigError(f"dataset {path} does not exist; pass an export directory written by `vision-bench export`")
     if not (path / MANIFEST_NAME).is_file():
-        return external_data(source, spec, splits, columns=columns, split_names=split_names)
+        return external_data(source, spec, splits, read=read)
     manifest = read_manifest(path)
     check_export_spec(path, manifest["settings"], spec)
     counts = {split: int(entry.get("count", 0)) for split, entry in manifest["splits"].items()}
@@ -245,20 +247,21 @@ def export_data(path: str | Path, spec: RenderSpec, splits: tuple[str, ...], *,
     )
 
 
-def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, columns: Mapping[str, str] | None = None,
-                  split_names: Mapping[str, str] | None = None) -> EvaluationData:
+def external_data(source: str | Mapping[str, str], spec: RenderSpec, splits: tuple[str, ...], *,
+                  read: ReadOptions | None = None) -> EvaluationData:
     """Datasets of data made elsewhere: no task config, so no training sequences (stubbornness) and no
     canvas; grids only where the samples carry this project's metadata (with them, the metrics only some task
     families support are computed and check their grids themselves: factor accuracy says when a target is not
     one of SVIB's scenes; without them, they are unavailable). `mean_target` averages the
     training split of a Hugging Face dataset that has one (image folders and streamed shards have
     none it could tell from the evaluated pairs)."""
+    from vision_bench.data.external import READ_AS_STORED
     from vision_bench.data.hf_datasets import HFImageDataset
     from vision_bench.data.opening import open_dataset
     from vision_bench.errors import DataError
 
     def opened(split: str) -> Dataset:
-        return open_dataset(source, split, spec=spec, columns=columns, splits=split_names)
+        return open_dataset(source, split, spec=spec, read=read or READ_AS_STORED)
 
     datasets = {split: opened(split) for split in splits}
     has_grids = all(getattr(dataset, "has_grids", False) for dataset in datasets.values())
@@ -270,16 +273,19 @@ def external_data(source: str, spec: RenderSpec, splits: tuple[str, ...], *, col
             train = None
     notes = [] if has_grids else [
         "image pairs without grids: object-aware metrics, stubbornness and ground_truth are skipped"]
-    return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": source}, notes=notes,
+    path = source if isinstance(source, str) else dict(source)
+    return EvaluationData(spec=spec, splits=datasets, train=train, source={"path": path}, notes=notes,
                           has_grids=has_grids, unavailable={} if has_grids else family_metric_status(None))
 
 
 def _is_remote_or_pattern(source: str) -> bool:
     """A Hub id, URL, command or shard pattern: opened by `open_dataset`, not checked as a path here."""
     from vision_bench.data.hf_datasets import is_hf_source
+    from vision_bench.data.remote_files import is_url
     from vision_bench.data.shard_stream import looks_like_shards
 
-    return is_hf_source(source) or looks_like_shards(source) or source.startswith(("http:/", "https:/"))
+    collapsed = source.startswith(("http:/", "https:/"))  # what pathlib makes of http://
+    return is_hf_source(source) or looks_like_shards(source) or is_url(source) or collapsed
 
 
 def run_data(
@@ -287,9 +293,9 @@ def run_data(
 ) -> EvaluationData:
     """The evaluation data of a training run (`TrainConfig`), or of `data` when given."""
     dataset = config.dataset
-    columns, split_names = dataset.column_names, dataset.split_names
+    read = dataset.read_options()
     if data is not None:
-        return export_data(data, spec, splits, columns=columns, split_names=split_names)
+        return export_data(data, spec, splits, read=read)
     if n_test is None:
         n_test = default_test_size(dataset.n_val)
     if dataset.study is not None:
@@ -300,6 +306,6 @@ def run_data(
 
         task = with_overrides(task, n_train=dataset.n_train, n_val=dataset.n_val, n_test=n_test)
         return task_data(task, spec, splits, {"task": "dataset.task"})
-    if dataset.path is None:
+    if dataset.source is None:
         raise ConfigError("the run's dataset names neither a study, a task nor a path; pass the data with --data")
-    return export_data(dataset.path, spec, splits, columns=columns, split_names=split_names)
+    return export_data(dataset.source, spec, splits, read=read)

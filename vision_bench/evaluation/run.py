@@ -263,7 +263,7 @@ def evaluate_run(
     target = pick_device(device)
     model, config, state = load_checkpoint(path, device=target)
     if data is None:
-        check_stored_source(config.dataset.path, f"{path} (dataset.path)", splits=config.dataset.split_names,
+        check_stored_source(config.dataset.source, f"{path} (dataset.path)", splits=config.dataset.split_names,
                             trusted=trust_stored_data)
     spec = resolve_spec(config)
     evaluation_data = run_data(config, spec, tuple(splits), data=data, n_test=n_test)

@@ -84,9 +84,9 @@ def build_datasets(config: TrainConfig) -> tuple[dict[str, Dataset], RenderSpec]
     spec = dataset.render_spec()
     counts: dict[str, Any] = {}
     if dataset.path is not None:
-        source: Any = dataset.path
-        render_on = "device" if _export_format(dataset.path) == "grids" else "cpu"
-        counts = {"columns": dataset.columns, "splits": dataset.splits}
+        source: Any = dataset.source
+        render_on = "device" if isinstance(dataset.path, str) and _export_format(dataset.path) == "grids" else "cpu"
+        counts = {"read": dataset.read_options()}
     else:
         source = dataset.study if dataset.study is not None else dataset.task_config()
         render_on = "device"
@@ -203,8 +203,8 @@ def training_order(
         if steps is None:
             if max_steps is None:
                 raise ConfigError(
-                    f"dataset.path {dataset.pattern}: its length is unknown (shards read from URLs or commands are "
-                    "not counted); set training.max_steps"
+                    f"dataset.path {dataset.pattern}: its length is unknown (shards read from URLs or commands, and "
+                    "streamed Hugging Face datasets, are not counted); set training.max_steps"
                 )
             steps = max_steps
     else:

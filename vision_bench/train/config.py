@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
@@ -19,10 +19,16 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, field_vali
 from render.spec import RenderSpec
 from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
+from vision_bench.data.hf_datasets import is_hf_source
+from vision_bench.data.holdout import HELD_OUT_SPLIT
 from vision_bench.io.documents import JSONDict
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
 
+if TYPE_CHECKING:
+    from vision_bench.data.external import ReadOptions
+
+SplitName = Literal["train", "val_id", "val_ood", "test_id", "test_ood"]
 ValidationSplit = Literal["val_id", "val_ood"]
 VALIDATION_SPLITS: tuple[ValidationSplit, ...] = ("val_id", "val_ood")
 MAX_RUN_SAMPLES = 10**7
@@ -36,13 +42,20 @@ SELECTION_METRICS = {"loss": "lower", **{name: METRICS[name].direction for name 
 class DatasetConfig(StrictConfig):
     """Where samples come from: a study id or an inline generation config (both generated on the fly,
     sized by `n_train` / `n_val`), or data on disk or online (`path`: an export directory, an image
-    folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, an http(s)
-    URL or `pipe:COMMAND`); `spec` says how grids are drawn.
+    folder, `hf://ID_OR_FOLDER`, WebDataset shards `shards/{split}-{000000..000003}.tar`, a URL or
+    `pipe:COMMAND`, or a mapping split -> shard pattern when the splits' shards are named apart);
+    `spec` says how grids are drawn.
 
     For data made elsewhere, `columns` names the image columns (or shard fields) of `input` and
-    `target`, `splits` maps our split names to the source's (`{val_id: validation}`), and
-    `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000). Left unset,
-    these three are not written out, so configs and checkpoints without them keep their hash.
+    `target`, `splits` maps our split names to the source's (`{val_id: validation}`),
+    `shuffle_buffer` is how many streamed samples are mixed at a time (default 1000), and `resize` what
+    becomes of images that are not square (`refuse`, the default; `pad`: letterboxed on black to the
+    square of `spec.size`, else of their longer side; `resize`: stretched to it). `val_fraction` holds
+    that fraction of a train-only dataset's training split out as `val_id` (by sample key, seeded by
+    `val_seed`, 0 by default; `vision_bench.data.holdout`), which is then the only validation split
+    unless `val_splits` says more. `streaming: true` reads an `hf://` dataset with
+    `datasets.load_dataset(..., streaming=True)` (`vision_bench.data.hf_streaming`) instead of downloading
+    it first. Left unset, these are not written out, so configs and checkpoints without them keep their hash.
 
     `task` and `spec` are kept as written (so a config's hash does not depend on how they are
     spelt out) and checked as a `TaskConfig` and a `RenderSpec` when the config is validated;
@@ -51,14 +64,26 @@ class DatasetConfig(StrictConfig):
 
     study: str | None = None
     task: Annotated[JSONDict, MappingOf(TaskConfig)] | None = None
-    path: str | None = None
+    path: str | dict[SplitName, str] | None = None
     n_train: int | None = Field(default=None, ge=1)
     n_val: int | None = Field(default=None, ge=1)
     spec: Annotated[JSONDict, MappingOf(RenderSpec)] = Field(default_factory=dict)
     val_splits: tuple[ValidationSplit, ...] = VALIDATION_SPLITS
     columns: dict[Literal["input", "target"], str] | None = None
-    splits: dict[Literal["train", "val_id", "val_ood", "test_id", "test_ood"], str] | None = None
+    splits: dict[SplitName, str] | None = None
     shuffle_buffer: int | None = Field(default=None, ge=0)
+    resize: Literal["refuse", "pad", "resize"] | None = None
+    val_fraction: float | None = None
+    val_seed: int | None = None
+    streaming: bool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _held_out_validation(cls, data: Any) -> Any:
+        """With `val_fraction` the held-out split is the only validation split unless `val_splits` says more."""
+        if isinstance(data, dict) and data.get("val_fraction") is not None and "val_splits" not in data:
+            return {**data, "val_splits": [HELD_OUT_SPLIT]}
+        return data
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
@@ -72,6 +97,12 @@ class DatasetConfig(StrictConfig):
                 "dataset.n_train / dataset.n_val size generated data; an export directory has fixed counts"
             )
         self._check_sizes()
+        self._check_holdout()
+        if self.streaming and not (isinstance(self.path, str) and is_hf_source(self.path)):
+            raise ValueError("dataset.streaming streams a Hugging Face dataset, so dataset.path must name one as "
+                             "hf://user/name or hf://FOLDER (WebDataset shards and URLs stream anyway)")
+        if isinstance(self.path, dict):
+            self._check_patterns(self.path)
         unused = [key for key in _SOURCE_OPTIONS if getattr(self, key) is not None]
         if self.path is None and unused:
             raise ValueError(f"dataset.{unused[0]} applies to data given by dataset.path; generated data has none")
@@ -91,10 +122,48 @@ class DatasetConfig(StrictConfig):
                 raise ValueError(f"{key} is {count:,}, more samples than a run reads from one split "
                                  f"({MAX_RUN_SAMPLES:,}: each pass orders them all in memory); ask for fewer")
 
+    def _check_holdout(self) -> None:
+        """`val_fraction` in (0, 1), holding out a split nothing else names; `val_seed` only with it."""
+        if self.val_fraction is None:
+            if self.val_seed is not None:
+                raise ValueError("dataset.val_seed seeds the split dataset.val_fraction holds out; set "
+                                 "dataset.val_fraction, or drop dataset.val_seed")
+            return
+        if not 0 < self.val_fraction < 1:
+            raise ValueError(f"dataset.val_fraction is {self.val_fraction:g}; give the fraction of the training split "
+                             "to hold out for validation, between 0 and 1 (e.g. 0.05)")
+        for key, names in (("splits", self.splits), ("path", self.path)):
+            if isinstance(names, dict) and HELD_OUT_SPLIT in names:
+                raise ValueError(f"dataset.{key} names a {HELD_OUT_SPLIT} split and dataset.val_fraction holds one "
+                                 f"out of train; drop one of the two")
+
+    def _check_patterns(self, patterns: dict[SplitName, str]) -> None:
+        """A shard pattern per split: each one a pattern, one for training and for each validation split."""
+        from vision_bench.data.shard_stream import check_pattern
+        from vision_bench.errors import DataError
+
+        for split, pattern in patterns.items():
+            try:
+                check_pattern(pattern)
+            except DataError as error:
+                raise ValueError(f"dataset.path.{split}: {error}") from None
+        held_out = (HELD_OUT_SPLIT,) if self.val_fraction is not None else ()
+        needed = [name for name in ("train", *self.val_splits) if name not in held_out]
+        for name in needed:
+            if name not in patterns:
+                leave = f", or leave {name} out of dataset.val_splits" if name != "train" else ""
+                raise ValueError(f"dataset.path names shards per split but none for {name}; add "
+                                 f"`{name}: PATTERN`{leave}")
+
     @model_serializer(mode="wrap")
     def _leave_out_unset_source_options(self, handler: SerializerFunctionWrapHandler) -> JSONDict:
         data = handler(self)
         return {key: value for key, value in data.items() if not (key in _SOURCE_OPTIONS and value is None)}
+
+    @property
+    def source(self) -> str | dict[str, str] | None:
+        """`path` as the data readers take it (a mapping keyed by plain strings)."""
+        return dict(self.path.items()) if isinstance(self.path, dict) else self.path
 
     @property
     def split_names(self) -> dict[str, str] | None:
@@ -106,6 +175,15 @@ class DatasetConfig(StrictConfig):
         """`columns` keyed by plain strings, as the data readers take it."""
         return None if self.columns is None else dict(self.columns.items())
 
+    def read_options(self) -> ReadOptions:
+        """How the readers read data made elsewhere: `columns`, `splits`, `resize`, `val_fraction`, `val_seed`,
+        `streaming`."""
+        from vision_bench.data.external import ReadOptions
+
+        return ReadOptions(columns=self.column_names, splits=self.split_names, resize=self.resize or "refuse",
+                           val_fraction=self.val_fraction, val_seed=self.val_seed or 0,
+                           streaming=bool(self.streaming))
+
     def task_config(self) -> TaskConfig | None:
         """`task` as a `TaskConfig`; None when the samples come from a study or a path."""
         return None if self.task is None else TaskConfig.from_dict(self.task, source="dataset.task")
@@ -115,7 +193,7 @@ class DatasetConfig(StrictConfig):
         return RenderSpec.from_dict(self.spec) if self.spec else None
 
 
-_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer")
+_SOURCE_OPTIONS = ("columns", "splits", "shuffle_buffer", "resize", "val_fraction", "val_seed", "streaming")
 
 
 class ModelConfig(StrictConfig):
