@@ -4,7 +4,8 @@ breaks (a renamed option, a moved config, a command that no longer chains into t
 
 Not run, and why: the two set-up commands (CI runs the second; the quickstart has its own test), `bench` lines
 (minutes each; their configs are loaded and checked instead, and tests/test_bench.py runs a bench), lines whose
-inputs are placeholders a user supplies (`pred.png`, `USER/...` hub ids, `hf://user/name`), and the Slurm script.
+inputs are placeholders a user supplies (`pred.png`, their own `run.yaml`, `USER/...` hub ids, `https://host/...`), and
+the Slurm script.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 SCALED = {"--n-train": "16", "--n-val": "4", "--n-test": "8"}
 """Sample counts a scaled-down run uses in place of README's."""
-PLACEHOLDERS = ("pred.png", "a.png", "preds/", "USER/", "/shared/", "$SLURM")
+PLACEHOLDERS = ("pred.png", "a.png", "preds/", "run.yaml", "https://host/", "USER/", "/shared/", "$SLURM")
 """Markers of inputs a user supplies (their own files, their hub account, their cluster)."""
 
 
