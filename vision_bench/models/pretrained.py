@@ -198,7 +198,7 @@ def model_card(config: Mapping[str, Any]) -> str:
     drawn = f" (palette {palette})" if palette else ""
     length = (config.get("model_args") or {}).get("task_code_length", TASK_CODE_LENGTH)
     code = f", and a task code (B, {length})" if conditioned else ""
-    reads_grids = config["architecture"].startswith("cogitao:") and \
+    reads_grids = config["architecture"].startswith("carc:") or config["architecture"].startswith("cogitao:") and \
         (config.get("model_args") or {}).get("input", "grid") == "grid"
     inputs = "'input_grid': grids, 'grid_shape': shapes" if reads_grids else "'input': images"
     batch = f"{{{inputs}, 'task_code': codes}}" if conditioned else f"{{{inputs}}}"

@@ -4,7 +4,8 @@ A model name is a family, a colon and a timm model name for the network families
 (`unet:resnet18`, `bottleneck:resnet18`, `vit:vit_small_patch16_224`), `svib:` and one of SVIB's
 baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`, the state-space models `svib:ssm-vae` and `svib:ssm-slot`)
 and `svib:cell-oracle`, `cogitao:` and one of
-COGITAO's (`cogitao:resnet`, `cogitao:vanilla-tf`, `cogitao:grid-tf`, `cogitao:pl-tf`), or a baseline name alone
+COGITAO's (`cogitao:resnet`, `cogitao:vanilla-tf`, `cogitao:grid-tf`, `cogitao:pl-tf`), `carc:mlc` (C-ARC's MLC
+encoder-decoder), or a baseline name alone
 (`copy_input`, `mean_target`, `ground_truth`). The old name `oracle` fails, pointing to `ground_truth`,
 and weights saved under a name that now names another model fail to load, pointing to the new name
 (`state_check.renamed_weights`).
@@ -26,7 +27,7 @@ from vision_bench.models.options import split_options
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order `vision-bench models` lists.
-from vision_bench.models import unet, bottleneck, vit, svib, cogitao, baselines  # noqa: F401
+from vision_bench.models import unet, bottleneck, vit, svib, cogitao, carc_mlc, baselines  # noqa: F401
 # isort: on
 
 MAX_PARAMETERS = 2_000_000_000

@@ -70,6 +70,9 @@ def decoder_patches() -> torch.Tensor:
 class EpisodePositions(nn.Module):
     """`LearnedPositionalEncodingCombined`: x + the 1D table's first rows + the patches' row and column vectors."""
 
+    encoder_patch: torch.Tensor
+    decoder_patch: torch.Tensor
+
     def __init__(self, width: int, study_examples: int, dropout: float) -> None:
         super().__init__()
         self.length = sequence_length(study_examples)

@@ -1,0 +1,186 @@
+"""`carc:mlc`: C-ARC's MLC model (paper 001 section 3.2, appendix C) as its authors released it (mainlp/C-ARC,
+`vmlc/`), registered as the `carc` family.
+
+It reads a C-ARC episode, the `episodes` family's input canvas (`batch['input_grid']`: the study pairs and the query
+input at fixed slots), cut back into its grids (`episode_grids`), as one token sequence (`tokens.episode_sequence`:
+2x2 patches, one token each, with separators), and decodes the query's output grid as 25 patch tokens
+(`network.EpisodeTransformer`). `predict_grids` is the input canvas with the predicted output in the query's output
+slot, so the evaluation's grid accuracy is the paper's exact match; a special token predicted inside the grid leaves
+its four cells without colour (`NO_COLOUR`), as the released decoding leaves them None; `predict` draws that canvas
+with the render spec, no colour as background.
+
+Training (`training_loss`) is the released objective (`objective`): the copy task (option `copy_task`, on as
+released; Table 2's "no copy task" ablation turns it off), the target noise in training mode (`target_noise`, 0.001),
+cross-entropy with the all-background patch weighted by the shared option `background_weight` (0.2, the released
+`--zero_token_weight`). Prediction (`decoding`): `greedy` decodes each patch from the patches it predicted before
+(the model sees no part of the answer); `teacher-forced` is the released evaluation (`model.py:167-199`,
+`metrics.py:273-274`: the argmax of each position's logits given the true previous patches, read from
+`batch['target_grid']`), for comparison with the paper's numbers only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from vision_bench.data.batch import Batch
+from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.metrics.inputs import as_drawn
+from vision_bench.models.base import MODELS, TrainableModel, batch_tensor
+from vision_bench.models.carc_mlc.episode_grids import (
+    EpisodeGrids,
+    canvas_setup,
+    episode_grids,
+    query_outputs,
+    with_query_outputs,
+)
+from vision_bench.models.carc_mlc.network import EpisodeTransformer, Sizes
+from vision_bench.models.carc_mlc.objective import TARGET_NOISE, episode_loss, training_sequences, with_target_noise
+from vision_bench.models.carc_mlc.tokens import GRID_TOKENS, decoder_input, episode_sequence, token_grids
+from vision_bench.models.drawing import draw_grids, render_spec_of
+from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+from vision_bench.models.svib import input_grids
+from vision_bench.registry import unknown_name_message
+
+PRESETS = ("mlc",)
+DECODINGS = ("greedy", "teacher-forced")
+EPISODES_FAMILY = "episodes"
+
+
+@dataclass(frozen=True)
+class CarcOptions(FamilyOptions):
+    study_examples: int = option(
+        12, "the most study examples an episode may have, the length of the learned 1D positions: 12 (Systematicity, "
+        "5,720,213 parameters, the paper's 5.7M) reads both setups; 3 is the released 3-Shot model (5,660,309)")
+    copy_task: bool = option(True, "train on the auxiliary copy task too: every study example is also a query "
+                             "(released default; false is Table 2's 'no copy task' ablation)")
+    target_noise: float = option(TARGET_NOISE, "in training, the probability that a cell of the query's target grid "
+                                 "is replaced by a uniform colour 0-9 (released --p_noise)")
+    decoding: str = option("greedy", "greedy: each patch from the patches predicted before it; teacher-forced: the "
+                           "released evaluation, each patch given the true previous ones (reads the target grid)")
+
+    def __post_init__(self) -> None:
+        positive_int(self.study_examples, "study_examples")
+        if not isinstance(self.copy_task, bool):
+            raise ConfigError(f"copy_task must be true or false, got {self.copy_task!r}")
+        noise = self.target_noise
+        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
+            raise ConfigError(f"target_noise must be a probability in [0, 1], got {noise!r}")
+        if self.decoding not in DECODINGS:
+            raise UnknownNameError(unknown_name_message("carc:mlc decoding", str(self.decoding), DECODINGS))
+
+
+@MODELS.register(
+    "carc",
+    "C-ARC's released MLC model: a transformer encoder-decoder (3 + 3 layers, width 128) reading an episode's study "
+    "examples and query as 2x2-patch tokens and decoding the query's output grid (carc/ studies only)",
+)
+class CarcModel(TrainableModel):
+    """C-ARC's MLC encoder-decoder over an episode's tokens (module docstring)."""
+
+    family = "carc"
+    usage = "carc:mlc"
+    example_backbone = "mlc"
+    test_backbone = "mlc"
+    options = CarcOptions
+    options_hint = "it takes study_examples, copy_task, target_noise and decoding"
+
+    def __init__(self, preset: str, shared: SharedOptions, options: CarcOptions) -> None:
+        name = f"carc:{preset}"
+        if preset not in PRESETS:
+            raise UnknownNameError(unknown_name_message("carc preset", preset, PRESETS))
+        if shared.has_weights:
+            raise ConfigError(f"{name} trains from scratch, as C-ARC's model does; remove pretrained and "
+                              "pretrained_file")
+        if shared.head != "rgb" or shared.loss is not None:
+            raise ConfigError(f"{name} predicts the query's output grid as patch tokens and trains with its own "
+                              "loss; drop the options head and loss")
+        if shared.task_conditioning:
+            raise ConfigError(f"{name} reads the episode's study examples and no task code, as released; drop "
+                              "task_conditioning")
+        super().__init__(preset, shared)
+        self.head = "tokens"
+        self.render_spec = render_spec_of(shared.render_spec)
+        self.network = EpisodeTransformer(Sizes(study_examples=options.study_examples))
+        self.copy_task = options.copy_task
+        self.target_noise = float(options.target_noise)
+        self.decoding = options.decoding
+        self.background_weight = shared.background_weight
+
+    def check_task_family(self, family: str | None, data: str) -> None:
+        if family != EPISODES_FAMILY:
+            raise ConfigError(f"{self.name} reads C-ARC episodes (the carc/ studies), but {data} is not an episodes "
+                              "dataset; train another model on it")
+
+    def batch_inputs(self, batch: Batch) -> torch.Tensor:
+        """The input canvases (B, H, W)."""
+        return input_grids(batch, self.name)
+
+    def check_inputs(self, inputs: torch.Tensor) -> None:
+        canvas_setup(inputs, self.name)
+
+    def _episodes(self, batch: Batch) -> EpisodeGrids:
+        inputs, _ = self._inputs(batch)
+        return episode_grids(inputs.long(), self.name)
+
+    def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, H, W) input canvases -> (B, 25, 10005) the logits of greedy decoding, each step's argmax the
+        predicted patch."""
+        return self.raw_output(inputs, None)
+
+    def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        episodes = episode_grids(inputs.long(), self.name)
+        return self.network.greedy(self._sequence(episodes))[1]
+
+    @staticmethod
+    def _sequence(episodes: EpisodeGrids) -> torch.Tensor:
+        return episode_sequence(episodes.study_inputs, episodes.study_outputs, episodes.query)
+
+    def training_loss(self, batch: Batch) -> torch.Tensor:
+        """The released loss of the batch's queries (and, with the copy task, its study examples)."""
+        episodes = self._episodes(batch)
+        targets = batch_tensor(batch, "target_grid", self.name).to(episodes.query.device, non_blocking=True)
+        outputs = query_outputs(targets.long(), episodes.setup)
+        if self.training:
+            outputs = with_target_noise(outputs, self.target_noise)
+        tokens, decoder_tokens, target = training_sequences(episodes, outputs, self.copy_task)
+        return episode_loss(self.network(tokens, decoder_tokens), target, self.background_weight)
+
+    @torch.no_grad()
+    def predict_grids(self, batch: Batch) -> torch.Tensor:
+        """(B, H, W): the input canvas with the predicted output grid in the query's output slot."""
+        episodes = self._episodes(batch)
+        tokens = self._sequence(episodes)
+        if self.decoding == "greedy":
+            predicted = self.network.greedy(tokens)[0]
+        else:
+            targets = batch_tensor(batch, "target_grid", self.name).to(tokens.device, non_blocking=True)
+            answers = decoder_input(query_outputs(targets.long(), episodes.setup))
+            predicted = self.network(tokens, answers)[:, :GRID_TOKENS].argmax(dim=-1)
+        inputs, _ = self._inputs(batch)
+        return with_query_outputs(inputs.long(), token_grids(predicted), episodes.setup)
+
+    @torch.no_grad()
+    def predict(self, batch: Batch) -> torch.Tensor:
+        """`predict_grids` drawn with the render spec exactly as the data draws targets (no colour as background)."""
+        return self.predict_with_grids(batch)[0]
+
+    @torch.no_grad()
+    def predict_with_grids(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the drawn prediction, `predict_grids`) from one decoding."""
+        if self.render_spec is None:
+            raise ConfigError(f"{self.name} draws its predicted grids with render_spec, the dataset's RenderSpec; "
+                              "pass render_spec (training and evaluation pass the dataset's)")
+        grids = self.predict_grids(batch)
+        return draw_grids([as_drawn(grid) for grid in grids.cpu().numpy()], self.render_spec, batch), grids
+
+    def details(self) -> dict[str, Any]:
+        return {**super().details(), "loss": "weighted_cross_entropy",
+                "study_examples": self.network.sizes.study_examples, "copy_task": self.copy_task,
+                "target_noise": self.target_noise, "decoding": self.decoding,
+                "background_weight": self.background_weight}
+
+
+__all__ = ["DECODINGS", "PRESETS", "CarcModel", "CarcOptions"]
