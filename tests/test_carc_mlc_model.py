@@ -21,7 +21,7 @@ from vision_bench.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-SPEC = RenderSpec.from_dict({"size": [44, 44], "palette": "c-arc"})
+SPEC = RenderSpec.from_dict({"size": [68, 68], "palette": "c-arc"})
 STUDY = "carc/3shot/1860"
 
 
@@ -32,7 +32,7 @@ def episode_batch(count: int = 2, split: str = "train", study: str = STUDY) -> d
 
 def model(**options: object) -> torch.nn.Module:
     torch.manual_seed(0)
-    return create_model("carc:mlc", image_size=44, render_spec=SPEC, study_examples=3, **options)
+    return create_model("carc:mlc", image_size=68, render_spec=SPEC, study_examples=3, **options)
 
 
 def test_the_parameter_count_and_description() -> None:
@@ -124,11 +124,50 @@ def test_a_trained_model_exports_and_loads_back_exactly(tmp_path) -> None:
     assert loaded.describe() == trained.describe()
     batch = episode_batch(2, "val_id")
     assert torch.equal(loaded.predict_grids(batch), trained.predict_grids(batch))
-    save_pretrained(trained, tmp_path / "again", options={"study_examples": 3, "image_size": 44}, render_spec=SPEC)
+    save_pretrained(trained, tmp_path / "again", options={"study_examples": 3, "image_size": 44},
+                    render_spec=trained.render_spec)
     assert torch.equal(load_pretrained(tmp_path / "again").predict(batch), trained.predict(batch))
 
 
+def test_drop_study_reads_systematicity_episodes_without_a_level() -> None:
+    from vision_bench.models.carc_mlc.episode_grids import study_levels, without_study_levels
+
+    assert study_levels("systematicity") == [0] * 6 + [1] * 6 and study_levels("3shot") == [2] * 3
+    batch = episode_batch(1, study="carc/systematicity/1860")
+    episodes = episode_grids(batch["input_grid"], "carc:mlc")
+    for drop, kept in (("primitives", slice(6, 12)), ("level-1", slice(0, 6))):
+        fewer = without_study_levels(episodes, drop, "carc:mlc")
+        assert torch.equal(fewer.study_inputs, episodes.study_inputs[:, kept])
+        assert torch.equal(fewer.study_outputs, episodes.study_outputs[:, kept])
+        assert torch.equal(fewer.query, episodes.query)
+    torch.manual_seed(0)
+    net = create_model("carc:mlc", drop_study="primitives", render_spec=SPEC).eval()
+    assert net(batch["input_grid"]).shape == (1, 25, 10005)
+    assert torch.isfinite(net.training_loss(batch))
+    with pytest.raises(ConfigError, match="drop_study=primitives reads Systematicity episodes") as caught:
+        model(drop_study="primitives").training_loss(episode_batch())
+    assert "\n" not in str(caught.value)
+
+
+def test_training_and_prediction_run_under_bf16_autocast() -> None:
+    """Mixed precision as training runs it (CPU bf16 autocast here; CUDA alike): a finite loss, a gradient for
+    every parameter (DistributedDataParallel needs one), and the same grids from one prediction of them."""
+    net = model()
+    batch = episode_batch()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = net.training_loss(batch)
+    assert torch.isfinite(loss)
+    loss.backward()
+    assert not [name for name, parameter in net.named_parameters() if parameter.grad is None]
+    net.eval()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        drawn, grids = net.predict_with_grids(batch)
+        assert torch.equal(grids, net.predict_grids(batch))
+    assert drawn.shape == (2, 3, 68, 68) and grids.shape == (2, 21, 44)
+
+
 @pytest.mark.parametrize("options, error, message", [
+    ({"drop_study": "shapes"}, UnknownNameError, "carc:mlc drop_study"),
     ({"decoding": "beam"}, UnknownNameError, "carc:mlc decoding"),
     ({"target_noise": 1.5}, ConfigError, "target_noise must be a probability"),
     ({"copy_task": "yes"}, ConfigError, "copy_task must be true or false"),
@@ -152,7 +191,7 @@ def test_other_data_and_short_positions_are_one_line() -> None:
     assert "\n" not in str(caught.value)
     with pytest.raises(ConfigError, match="reads C-ARC episode canvases"):
         net.predict_grids({"input_grid": torch.zeros(1, 10, 10, dtype=torch.long)})
-    short = create_model("carc:mlc", image_size=44, render_spec=SPEC, study_examples=2)
+    short = create_model("carc:mlc", image_size=68, render_spec=SPEC, study_examples=2)
     with pytest.raises(ConfigError, match="create it with study_examples=3") as caught:
         short.predict_grids(episode_batch())
     assert "\n" not in str(caught.value)

@@ -15,7 +15,17 @@ import torch
 
 from vision_bench.errors import ConfigError
 from vision_bench.tasks.carc import canvas
+from vision_bench.tasks.carc.episodes import STUDY_PLAN
 from vision_bench.tasks.carc.grammar import GRID_SIDE
+
+STUDY_DROPS = {"none": (), "primitives": (0,), "level-1": (1,)}
+"""Table 2's study-example ablations: the levels of the study examples an episode is read without ("- no
+primitives", "- no level-1 compositions")."""
+
+
+def study_levels(setup: str) -> list[int]:
+    """The level (0 primitive, 1 level-1, 2 level-2 composition) of each study example of a `setup` episode."""
+    return [len(indicators) - 1 for indicators, count in STUDY_PLAN[setup] for _ in range(count)]
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,20 @@ def episode_grids(grids: torch.Tensor, model_name: str) -> EpisodeGrids:
     return EpisodeGrids(inputs, outputs, _cell(grids, query_in), setup)
 
 
+def without_study_levels(episodes: EpisodeGrids, drop: str, model_name: str) -> EpisodeGrids:
+    """`episodes` without their study examples of the levels `STUDY_DROPS[drop]` names (the others keep their order),
+    or a one-line `ConfigError` when the setup has none of them."""
+    levels = STUDY_DROPS[drop]
+    if not levels:
+        return episodes
+    keep = [index for index, level in enumerate(study_levels(episodes.setup)) if level not in levels]
+    if len(keep) == episodes.study_inputs.shape[1]:
+        raise ConfigError(f"{model_name} with drop_study={drop} reads Systematicity episodes; a {episodes.setup} "
+                          "episode's study examples are all level-2 compositions; use drop_study=none")
+    return EpisodeGrids(episodes.study_inputs[:, keep], episodes.study_outputs[:, keep], episodes.query,
+                        episodes.setup)
+
+
 def query_outputs(grids: torch.Tensor, setup: str) -> torch.Tensor:
     """(B, 10, 10): the query output slot of (B, H, W) canvases (the target's holds the query's output)."""
     return _cell(grids, canvas.query_slots(setup)[1])
@@ -66,4 +90,5 @@ def with_query_outputs(grids: torch.Tensor, outputs: torch.Tensor, setup: str) -
     return filled
 
 
-__all__ = ["EpisodeGrids", "canvas_setup", "episode_grids", "query_outputs", "with_query_outputs"]
+__all__ = ["STUDY_DROPS", "EpisodeGrids", "canvas_setup", "episode_grids", "query_outputs", "study_levels",
+           "with_query_outputs", "without_study_levels"]

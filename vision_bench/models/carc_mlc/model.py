@@ -15,7 +15,9 @@ cross-entropy with the all-background patch weighted by the shared option `backg
 `--zero_token_weight`). Prediction (`decoding`): `greedy` decodes each patch from the patches it predicted before
 (the model sees no part of the answer); `teacher-forced` is the released evaluation (`model.py:167-199`,
 `metrics.py:273-274`: the argmax of each position's logits given the true previous patches, read from
-`batch['target_grid']`), for comparison with the paper's numbers only.
+`batch['target_grid']`), for comparison with the paper's numbers only. Table 2's other ablations read Systematicity
+episodes without their primitive or level-1 study examples (`drop_study`), the rest in their order, as an episode
+generated without them would be read.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.metrics.inputs import as_drawn
 from vision_bench.models.base import MODELS, TrainableModel, batch_tensor
 from vision_bench.models.carc_mlc.episode_grids import (
+    STUDY_DROPS,
     EpisodeGrids,
     canvas_setup,
     episode_grids,
     query_outputs,
     with_query_outputs,
+    without_study_levels,
 )
 from vision_bench.models.carc_mlc.network import EpisodeTransformer, Sizes
 from vision_bench.models.carc_mlc.objective import TARGET_NOISE, episode_loss, training_sequences, with_target_noise
@@ -58,6 +62,8 @@ class CarcOptions(FamilyOptions):
                              "(released default; false is Table 2's 'no copy task' ablation)")
     target_noise: float = option(TARGET_NOISE, "in training, the probability that a cell of the query's target grid "
                                  "is replaced by a uniform colour 0-9 (released --p_noise)")
+    drop_study: str = option("none", "Table 2's study-example ablations: none; primitives or level-1 reads "
+                             "Systematicity episodes without their primitive or level-1 study examples")
     decoding: str = option("greedy", "greedy: each patch from the patches predicted before it; teacher-forced: the "
                            "released evaluation, each patch given the true previous ones (reads the target grid)")
 
@@ -68,6 +74,8 @@ class CarcOptions(FamilyOptions):
         noise = self.target_noise
         if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
             raise ConfigError(f"target_noise must be a probability in [0, 1], got {noise!r}")
+        if self.drop_study not in STUDY_DROPS:
+            raise UnknownNameError(unknown_name_message("carc:mlc drop_study", str(self.drop_study), STUDY_DROPS))
         if self.decoding not in DECODINGS:
             raise UnknownNameError(unknown_name_message("carc:mlc decoding", str(self.decoding), DECODINGS))
 
@@ -85,7 +93,7 @@ class CarcModel(TrainableModel):
     example_backbone = "mlc"
     test_backbone = "mlc"
     options = CarcOptions
-    options_hint = "it takes study_examples, copy_task, target_noise and decoding"
+    options_hint = "it takes study_examples, copy_task, target_noise, drop_study and decoding"
 
     def __init__(self, preset: str, shared: SharedOptions, options: CarcOptions) -> None:
         name = f"carc:{preset}"
@@ -107,6 +115,7 @@ class CarcModel(TrainableModel):
         self.copy_task = options.copy_task
         self.target_noise = float(options.target_noise)
         self.decoding = options.decoding
+        self.drop_study = options.drop_study
         self.background_weight = shared.background_weight
 
     def check_task_family(self, family: str | None, data: str) -> None:
@@ -123,7 +132,11 @@ class CarcModel(TrainableModel):
 
     def _episodes(self, batch: Batch) -> EpisodeGrids:
         inputs, _ = self._inputs(batch)
-        return episode_grids(inputs.long(), self.name)
+        return self._episodes_of(inputs)
+
+    def _episodes_of(self, inputs: torch.Tensor) -> EpisodeGrids:
+        """The episodes of (B, H, W) input canvases, less the study examples `drop_study` leaves out."""
+        return without_study_levels(episode_grids(inputs.long(), self.name), self.drop_study, self.name)
 
     def forward(self, inputs: torch.Tensor, task_code: torch.Tensor | None = None) -> torch.Tensor:
         """(B, H, W) input canvases -> (B, 25, 10005) the logits of greedy decoding, each step's argmax the
@@ -131,8 +144,7 @@ class CarcModel(TrainableModel):
         return self.raw_output(inputs, None)
 
     def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
-        episodes = episode_grids(inputs.long(), self.name)
-        return self.network.greedy(self._sequence(episodes))[1]
+        return self.network.greedy(self._sequence(self._episodes_of(inputs)))[1]
 
     @staticmethod
     def _sequence(episodes: EpisodeGrids) -> torch.Tensor:
@@ -179,7 +191,7 @@ class CarcModel(TrainableModel):
     def details(self) -> dict[str, Any]:
         return {**super().details(), "loss": "weighted_cross_entropy",
                 "study_examples": self.network.sizes.study_examples, "copy_task": self.copy_task,
-                "target_noise": self.target_noise, "decoding": self.decoding,
+                "target_noise": self.target_noise, "drop_study": self.drop_study, "decoding": self.decoding,
                 "background_weight": self.background_weight}
 
 
