@@ -195,3 +195,94 @@ def test_other_data_and_short_positions_are_one_line() -> None:
     with pytest.raises(ConfigError, match="create it with study_examples=3") as caught:
         short.predict_grids(episode_batch())
     assert "\n" not in str(caught.value)
+
+
+# --- input: image (the project's) ------------------------------------------------------------------------------------
+
+CELL_SPEC = RenderSpec.from_dict({"size": [88, 88], "palette": "c-arc", "layout": "cell:2:top-left"})
+"""3-Shot canvases (21 x 44 cells) drawn in 2-pixel cells from the top-left corner."""
+
+
+def image_batch(count: int = 2) -> dict:
+    dataset = open_dataset(STUDY, "train", CELL_SPEC, n_train=count)
+    return to_device_batch(collate([dataset[index] for index in range(count)]), CELL_SPEC)
+
+
+def image_model(**options: object) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return create_model("carc:mlc", input="image", image_size=88, render_spec=CELL_SPEC, study_examples=3, **options)
+
+
+def test_the_image_sequence_is_one_token_per_cell_of_each_grid_with_the_separators() -> None:
+    """With its positions zeroed, the image encoder's sequence is the stem's vector of every cell of study pair 0's
+    input (row-major), IO_SEP, its output's cells, SUP_SEP, ..., the query input's cells, IO_SEP."""
+    from vision_bench.tasks.carc import canvas
+
+    net = image_model()
+    encoder = net.image_encoder
+    with torch.no_grad():
+        for parameter in encoder.positions.parameters():
+            parameter.zero_()
+    batch = image_batch(1)
+    images = batch["input"]
+    sequence = encoder(images, "3shot", [0, 1, 2])
+    assert sequence.shape == (1, 3 * 202 + 101, 128) and encoder.positions.length == 3 * 202 + 101
+    cells = encoder.stem(images)
+    top, left = canvas.slot("3shot", 1, 1)  # study pair 1's output, 2-pixel cells
+    expected = cells[0, :, top:top + 10, left:left + 10].flatten(1).T
+    assert torch.allclose(sequence[0, 202 + 101:202 + 201], expected)
+    assert torch.equal(sequence[0, 100], encoder.separators[0]) and torch.equal(sequence[0, 201], encoder.separators[1])
+    top, left = canvas.query_slots("3shot")[0]
+    assert torch.allclose(sequence[0, 606:706], cells[0, :, top:top + 10, left:left + 10].flatten(1).T)
+    assert torch.equal(sequence[0, 706], encoder.separators[0])
+
+
+@pytest.mark.slow  # three training steps and a greedy decoding over 707-token sequences
+def test_the_image_model_trains_and_predicts_the_query_slot() -> None:
+    """4,454,677 parameters at 3 study examples and 2-pixel cells: the stem 1,664, the separators 256, the cell
+    positions 707 x 128 + 2 x 10 x 128, the transformer 1,783,808, the decoder's positions 26 x 128 + 2 x 5 x 128, its
+    token table 1,280,640 and the output map 1,290,645 (no encoder token table)."""
+    net = image_model().train()
+    assert net.describe()["parameters"] == 4_454_677 and net.describe()["input"] == "image"
+    batch = image_batch()
+    optimizer = torch.optim.AdamW(net.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(3):
+        loss = net.training_loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        if not losses:
+            assert not [name for name, parameter in net.named_parameters() if parameter.grad is None]
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.8 * losses[0], losses
+    net.eval()
+    grids = net.predict_grids(batch)
+    outside = grids.clone()
+    outside[:, 11:21, 34:44] = batch["input_grid"][:, 11:21, 34:44]
+    assert torch.equal(outside, batch["input_grid"]), "only the query's output slot is predicted"
+    drawn, again = net.predict_with_grids(batch)
+    assert torch.equal(again, grids) and drawn.shape == (2, 3, 88, 88)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"input": "pixels"}, "carc:mlc input"),
+    ({"input": "image", "render_spec": None}, "needs render_spec"),
+    ({"input": "image", "render_spec": RenderSpec.from_dict({"size": [88, 88]})}, "layout stretch"),
+])
+def test_bad_image_options_are_one_line(options: dict, message: str) -> None:
+    with pytest.raises((ConfigError, UnknownNameError), match=message) as caught:
+        create_model("carc:mlc", image_size=88, **options)
+    assert "\n" not in str(caught.value)
+
+
+def test_an_image_too_small_for_the_canvas_and_forward_are_one_line() -> None:
+    spec = RenderSpec.from_dict({"size": [40, 40], "palette": "c-arc", "layout": "cell:1:top-left"})
+    net = create_model("carc:mlc", input="image", image_size=40, render_spec=spec, study_examples=3)
+    batch = {"input": torch.zeros(1, 3, 40, 40), "grid_shape": torch.tensor([[21, 44]]),
+             "input_grid": torch.zeros(1, 21, 44, dtype=torch.long)}
+    with pytest.raises(ConfigError, match="reads 40 cells a side, but the 3shot canvas is 21x44") as caught:
+        net.predict_grids(batch)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ConfigError, match="reads the canvas's setup from batch"):
+        net(torch.zeros(1, 3, 40, 40))

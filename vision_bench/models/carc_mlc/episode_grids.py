@@ -63,16 +63,23 @@ def episode_grids(grids: torch.Tensor, model_name: str) -> EpisodeGrids:
     return EpisodeGrids(inputs, outputs, _cell(grids, query_in), setup)
 
 
+def kept_pairs(setup: str, drop: str, model_name: str) -> list[int]:
+    """The study pairs of a `setup` episode left after `drop` (`STUDY_DROPS`), in order; a one-line `ConfigError`
+    when the setup has no study examples of the dropped level."""
+    levels = study_levels(setup)
+    kept = [index for index, level in enumerate(levels) if level not in STUDY_DROPS[drop]]
+    if len(kept) == len(levels) and drop != "none":
+        raise ConfigError(f"{model_name} with drop_study={drop} reads Systematicity episodes; a {setup} "
+                          "episode's study examples are all level-2 compositions; use drop_study=none")
+    return kept
+
+
 def without_study_levels(episodes: EpisodeGrids, drop: str, model_name: str) -> EpisodeGrids:
     """`episodes` without their study examples of the levels `STUDY_DROPS[drop]` names (the others keep their order),
     or a one-line `ConfigError` when the setup has none of them."""
-    levels = STUDY_DROPS[drop]
-    if not levels:
+    if drop == "none":
         return episodes
-    keep = [index for index, level in enumerate(study_levels(episodes.setup)) if level not in levels]
-    if len(keep) == episodes.study_inputs.shape[1]:
-        raise ConfigError(f"{model_name} with drop_study={drop} reads Systematicity episodes; a {episodes.setup} "
-                          "episode's study examples are all level-2 compositions; use drop_study=none")
+    keep = kept_pairs(episodes.setup, drop, model_name)
     return EpisodeGrids(episodes.study_inputs[:, keep], episodes.study_outputs[:, keep], episodes.query,
                         episodes.setup)
 
@@ -90,5 +97,5 @@ def with_query_outputs(grids: torch.Tensor, outputs: torch.Tensor, setup: str) -
     return filled
 
 
-__all__ = ["STUDY_DROPS", "EpisodeGrids", "canvas_setup", "episode_grids", "query_outputs", "study_levels",
-           "with_query_outputs", "without_study_levels"]
+__all__ = ["STUDY_DROPS", "EpisodeGrids", "canvas_setup", "episode_grids", "kept_pairs", "query_outputs",
+           "study_levels", "with_query_outputs", "without_study_levels"]

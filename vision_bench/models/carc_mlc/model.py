@@ -36,13 +36,22 @@ from vision_bench.models.carc_mlc.episode_grids import (
     EpisodeGrids,
     canvas_setup,
     episode_grids,
+    kept_pairs,
     query_outputs,
     with_query_outputs,
     without_study_levels,
 )
+from vision_bench.models.carc_mlc.image_input import CellImageEncoder
 from vision_bench.models.carc_mlc.network import EpisodeTransformer, Sizes
 from vision_bench.models.carc_mlc.objective import TARGET_NOISE, episode_loss, training_sequences, with_target_noise
-from vision_bench.models.carc_mlc.tokens import GRID_TOKENS, decoder_input, episode_sequence, token_grids
+from vision_bench.models.carc_mlc.tokens import (
+    GRID_TOKENS,
+    decoder_input,
+    decoder_target,
+    episode_sequence,
+    token_grids,
+)
+from vision_bench.models.cogitao.grid_io import cell_size
 from vision_bench.models.drawing import draw_grids, render_spec_of
 from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
 from vision_bench.models.svib import input_grids
@@ -50,11 +59,14 @@ from vision_bench.registry import unknown_name_message
 
 PRESETS = ("mlc",)
 DECODINGS = ("greedy", "teacher-forced")
+INPUTS = ("grid", "image")
 EPISODES_FAMILY = "episodes"
 
 
 @dataclass(frozen=True)
 class CarcOptions(FamilyOptions):
+    input: str = option("grid", "grid: the episode's grids as the released 2x2-patch tokens; image (the project's): "
+                        "the rendered canvas, one token per grid cell (render layout cell:K:top-left)")
     study_examples: int = option(
         12, "the most study examples an episode may have, the length of the learned 1D positions: 12 (Systematicity, "
         "5,720,213 parameters, the paper's 5.7M) reads both setups; 3 is the released 3-Shot model (5,660,309)")
@@ -68,6 +80,8 @@ class CarcOptions(FamilyOptions):
                            "released evaluation, each patch given the true previous ones (reads the target grid)")
 
     def __post_init__(self) -> None:
+        if self.input not in INPUTS:
+            raise UnknownNameError(unknown_name_message("carc:mlc input", str(self.input), INPUTS))
         positive_int(self.study_examples, "study_examples")
         if not isinstance(self.copy_task, bool):
             raise ConfigError(f"copy_task must be true or false, got {self.copy_task!r}")
@@ -93,7 +107,7 @@ class CarcModel(TrainableModel):
     example_backbone = "mlc"
     test_backbone = "mlc"
     options = CarcOptions
-    options_hint = "it takes study_examples, copy_task, target_noise, drop_study and decoding"
+    options_hint = "it takes input, study_examples, copy_task, target_noise, drop_study and decoding"
 
     def __init__(self, preset: str, shared: SharedOptions, options: CarcOptions) -> None:
         name = f"carc:{preset}"
@@ -111,7 +125,16 @@ class CarcModel(TrainableModel):
         super().__init__(preset, shared)
         self.head = "tokens"
         self.render_spec = render_spec_of(shared.render_spec)
-        self.network = EpisodeTransformer(Sizes(study_examples=options.study_examples))
+        self.input_kind = options.input
+        sizes = Sizes(study_examples=options.study_examples)
+        self.image_encoder: CellImageEncoder | None = None
+        if options.input == "image":
+            if self.render_spec is None:
+                raise ConfigError(f"{name} with input=image needs render_spec (the dataset's RenderSpec, which "
+                                  "training and evaluation pass) for the size of its cells")
+            cell = cell_size(self.render_spec, self.image_size, name)
+            self.image_encoder = CellImageEncoder(sizes.width, cell, sizes.study_examples, sizes.dropout)
+        self.network = EpisodeTransformer(sizes, token_input=options.input == "grid")
         self.copy_task = options.copy_task
         self.target_noise = float(options.target_noise)
         self.decoding = options.decoding
@@ -124,11 +147,29 @@ class CarcModel(TrainableModel):
                               "dataset; train another model on it")
 
     def batch_inputs(self, batch: Batch) -> torch.Tensor:
-        """The input canvases (B, H, W)."""
+        """The input canvases (B, H, W), or their images (B, 3, S, S) for input=image."""
+        if self.image_encoder is not None:
+            return batch_tensor(batch, "input", self.name)
         return input_grids(batch, self.name)
 
     def check_inputs(self, inputs: torch.Tensor) -> None:
-        canvas_setup(inputs, self.name)
+        if self.image_encoder is not None:
+            super().check_inputs(inputs)
+        else:
+            canvas_setup(inputs, self.name)
+
+    def _image_memory(self, batch: Batch) -> tuple[torch.Tensor, str, list[int]]:
+        """input=image: (the checked images, the setup read from `grid_shape`, the study pairs read)."""
+        assert self.image_encoder is not None
+        images, _ = self._inputs(batch)
+        self.check_inputs(images)
+        shape = batch_tensor(batch, "grid_shape", self.name)[0].tolist()
+        setup = canvas_setup(torch.zeros(1, *shape, dtype=torch.long), self.name)
+        cells = self.image_size // self.image_encoder.stem.stride[0]
+        if max(shape) > cells:
+            raise ConfigError(f"{self.name} with input=image reads {cells} cells a side, but the {setup} canvas is "
+                              f"{shape[0]}x{shape[1]} cells; render larger images")
+        return images, setup, kept_pairs(setup, self.drop_study, self.name)
 
     def _episodes(self, batch: Batch) -> EpisodeGrids:
         inputs, _ = self._inputs(batch)
@@ -144,6 +185,9 @@ class CarcModel(TrainableModel):
         return self.raw_output(inputs, None)
 
     def raw_output(self, inputs: torch.Tensor, task_code: torch.Tensor | None) -> torch.Tensor:
+        if self.image_encoder is not None:
+            raise ConfigError(f"{self.name} with input=image reads the canvas's setup from batch['grid_shape']; "
+                              "call predict_grids(batch) or training_loss(batch)")
         return self.network.greedy(self._sequence(self._episodes_of(inputs)))[1]
 
     @staticmethod
@@ -152,6 +196,8 @@ class CarcModel(TrainableModel):
 
     def training_loss(self, batch: Batch) -> torch.Tensor:
         """The released loss of the batch's queries (and, with the copy task, its study examples)."""
+        if self.image_encoder is not None:
+            return self._image_loss(batch)
         episodes = self._episodes(batch)
         targets = batch_tensor(batch, "target_grid", self.name).to(episodes.query.device, non_blocking=True)
         outputs = query_outputs(targets.long(), episodes.setup)
@@ -160,9 +206,28 @@ class CarcModel(TrainableModel):
         tokens, decoder_tokens, target = training_sequences(episodes, outputs, self.copy_task)
         return episode_loss(self.network(tokens, decoder_tokens), target, self.background_weight)
 
+    def _image_loss(self, batch: Batch) -> torch.Tensor:
+        """input=image: the released loss, each query's (and each copy task query's) sequence cut from the image."""
+        assert self.image_encoder is not None
+        images, setup, pairs = self._image_memory(batch)
+        targets = batch_tensor(batch, "target_grid", self.name).to(images.device, non_blocking=True).long()
+        outputs = query_outputs(targets, setup)
+        if self.training:
+            outputs = with_target_noise(outputs, self.target_noise)
+        queries: list[int | None] = [*pairs, None] if self.copy_task else [None]
+        study_outputs = episode_grids(targets, self.name).study_outputs
+        answers = torch.stack([outputs if query is None else study_outputs[:, query] for query in queries], dim=1)
+        encoded = torch.stack([self.image_encoder(images, setup, pairs, query) for query in queries], dim=1)
+        memory = self.network.transformer.encoder(encoded.flatten(0, 1))
+        answers = answers.flatten(0, 1)
+        logits = self.network.decode(decoder_input(answers), memory)
+        return episode_loss(logits, decoder_target(answers), self.background_weight)
+
     @torch.no_grad()
     def predict_grids(self, batch: Batch) -> torch.Tensor:
         """(B, H, W): the input canvas with the predicted output grid in the query's output slot."""
+        if self.image_encoder is not None:
+            return self._image_predict_grids(batch)
         episodes = self._episodes(batch)
         tokens = self._sequence(episodes)
         if self.decoding == "greedy":
@@ -173,6 +238,21 @@ class CarcModel(TrainableModel):
             predicted = self.network(tokens, answers)[:, :GRID_TOKENS].argmax(dim=-1)
         inputs, _ = self._inputs(batch)
         return with_query_outputs(inputs.long(), token_grids(predicted), episodes.setup)
+
+    def _image_predict_grids(self, batch: Batch) -> torch.Tensor:
+        """input=image: the predicted output, greedily decoded, in the query's slot of `batch['input_grid']` (the rest
+        of the canvas is the input itself, which the model does not predict)."""
+        assert self.image_encoder is not None
+        images, setup, pairs = self._image_memory(batch)
+        memory = self.network.transformer.encoder(self.image_encoder(images, setup, pairs))
+        if self.decoding == "greedy":
+            predicted = self.network.greedy_from(memory)[0]
+        else:
+            targets = batch_tensor(batch, "target_grid", self.name).to(images.device, non_blocking=True).long()
+            answers = decoder_input(query_outputs(targets, setup))
+            predicted = self.network.decode(answers, memory)[:, :GRID_TOKENS].argmax(dim=-1)
+        canvases = input_grids(batch, self.name).to(images.device).long()
+        return with_query_outputs(canvases, token_grids(predicted), setup)
 
     @torch.no_grad()
     def predict(self, batch: Batch) -> torch.Tensor:
@@ -189,7 +269,7 @@ class CarcModel(TrainableModel):
         return draw_grids([as_drawn(grid) for grid in grids.cpu().numpy()], self.render_spec, batch), grids
 
     def details(self) -> dict[str, Any]:
-        return {**super().details(), "loss": "weighted_cross_entropy",
+        return {**super().details(), "loss": "weighted_cross_entropy", "input": self.input_kind,
                 "study_examples": self.network.sizes.study_examples, "copy_task": self.copy_task,
                 "target_noise": self.target_noise, "drop_study": self.drop_study, "decoding": self.decoding,
                 "background_weight": self.background_weight}

@@ -23,11 +23,8 @@ from vision_bench.errors import ConfigError
 from vision_bench.models.carc_mlc.tokens import (
     GRID_TOKENS,
     PATCHES,
-    QUERY_TOKENS,
     SOS,
-    STUDY_TOKENS,
     VOCAB_SIZE,
-    sequence_length,
 )
 
 
@@ -52,14 +49,15 @@ class LearnedPositions(nn.Module):
         self.pos_embedding = nn.Parameter(torch.randn(1, length, width))
 
 
-def encoder_patches(length: int) -> torch.Tensor:
-    """(length,) long: the patch (0..24) of each encoder position, -1 on the separators. Every study example is
-    52 tokens (input grid, IO_SEP, output grid, SUP_SEP) and the query's grid starts a block of the same period, so
-    the released grid boundaries (`positional_encodings.py:179-194`) are the positions p with p mod 52 in 0..24 or
-    26..50."""
-    offset = torch.arange(length) % STUDY_TOKENS
-    patch = torch.where(offset < GRID_TOKENS, offset, offset - (GRID_TOKENS + 1))
-    return torch.where((patch >= 0) & (patch < GRID_TOKENS), patch, -1)
+def encoder_patches(length: int, side: int = PATCHES) -> torch.Tensor:
+    """(length,) long: the patch (0 .. side^2 - 1, row-major) of each encoder position, -1 on the separators, for
+    grids of `side` x `side` tokens. With the released 5 x 5 patches every study example is 52 tokens (input grid,
+    IO_SEP, output grid, SUP_SEP) and the query's grid starts a block of the same period, so the released grid
+    boundaries (`positional_encodings.py:179-194`) are the positions p with p mod 52 in 0..24 or 26..50."""
+    tokens = side * side
+    offset = torch.arange(length) % (2 * tokens + 2)
+    patch = torch.where(offset < tokens, offset, offset - (tokens + 1))
+    return torch.where((patch >= 0) & (patch < tokens), patch, -1)
 
 
 def decoder_patches() -> torch.Tensor:
@@ -68,19 +66,22 @@ def decoder_patches() -> torch.Tensor:
 
 
 class EpisodePositions(nn.Module):
-    """`LearnedPositionalEncodingCombined`: x + the 1D table's first rows + the patches' row and column vectors."""
+    """`LearnedPositionalEncodingCombined`: x + the 1D table's first rows + the patches' row and column vectors.
+    `side` is the grid's side in tokens: 5 (the released 2x2 patches); the image input's encoder has 10 (cells)."""
 
     encoder_patch: torch.Tensor
     decoder_patch: torch.Tensor
 
-    def __init__(self, width: int, study_examples: int, dropout: float) -> None:
+    def __init__(self, width: int, study_examples: int, dropout: float, side: int = PATCHES) -> None:
         super().__init__()
-        self.length = sequence_length(study_examples)
+        self.side = side
+        grid = side * side
+        self.length = study_examples * (2 * grid + 2) + grid + 1
         self.positional_1d = LearnedPositions(self.length, width)
-        self.row_embed = nn.Parameter(torch.randn(PATCHES, width))
-        self.col_embed = nn.Parameter(torch.randn(PATCHES, width))
+        self.row_embed = nn.Parameter(torch.randn(side, width))
+        self.col_embed = nn.Parameter(torch.randn(side, width))
         self.dropout = nn.Dropout(dropout)
-        self.register_buffer("encoder_patch", encoder_patches(self.length), persistent=False)
+        self.register_buffer("encoder_patch", encoder_patches(self.length, side), persistent=False)
         self.register_buffer("decoder_patch", decoder_patches(), persistent=False)
 
     def forward(self, tokens: torch.Tensor, target: bool = False) -> torch.Tensor:
@@ -88,31 +89,38 @@ class EpisodePositions(nn.Module):
         length = tokens.shape[1]
         patches = (self.decoder_patch if target else self.encoder_patch)[:length]
         if len(patches) < length:
-            study = (length - QUERY_TOKENS) // STUDY_TOKENS
+            grid = self.side * self.side
+            study = (length - grid - 1) // (2 * grid + 2)
             raise ConfigError(f"an episode of {study} study examples is longer than the {self.length} positions of "
                               f"this carc:mlc; create it with study_examples={study}")
-        grid = self.row_embed[patches.clamp(min=0) // PATCHES] + self.col_embed[patches.clamp(min=0) % PATCHES]
-        grid = torch.where((patches >= 0)[:, None], grid, 0.0)
-        return self.dropout(tokens + self.positional_1d.pos_embedding[:, :length] + grid)
+        side = self.side
+        grid_vectors = self.row_embed[patches.clamp(min=0) // side] + self.col_embed[patches.clamp(min=0) % side]
+        grid_vectors = torch.where((patches >= 0)[:, None], grid_vectors, 0.0)
+        return self.dropout(tokens + self.positional_1d.pos_embedding[:, :length] + grid_vectors)
 
 
 class EpisodeTransformer(nn.Module):
     """`SeqToSeqTransformer`: encoder over the episode's tokens, causal decoder over SOS + the output's tokens."""
 
-    def __init__(self, sizes: Sizes = Sizes()) -> None:
+    def __init__(self, sizes: Sizes = Sizes(), token_input: bool = True) -> None:
+        """`token_input` False (image input) leaves out the encoder's token table, and the positions then cover the
+        decoder's 26 tokens only: the encoder's input is the image stem's (`image_input.CellImageEncoder`)."""
         super().__init__()
         self.sizes = sizes
         self.transformer = nn.Transformer(
             d_model=sizes.width, nhead=sizes.heads, num_encoder_layers=sizes.encoder_layers,
             num_decoder_layers=sizes.decoder_layers, dim_feedforward=sizes.feedforward, dropout=sizes.dropout,
             batch_first=True, activation="gelu")
-        self.positional_encoding = EpisodePositions(sizes.width, sizes.study_examples, sizes.dropout)
-        self.input_embedding = nn.Embedding(VOCAB_SIZE, sizes.width)
+        self.positional_encoding = EpisodePositions(sizes.width, sizes.study_examples if token_input else 0,
+                                                    sizes.dropout)
+        self.input_embedding = nn.Embedding(VOCAB_SIZE, sizes.width) if token_input else None
         self.output_embedding = nn.Embedding(VOCAB_SIZE, sizes.width)
         self.out = nn.Linear(sizes.width, VOCAB_SIZE)
 
     def encode(self, episode: torch.Tensor) -> torch.Tensor:
         """(B, L) episode tokens -> (B, L, width) memory (`modules.py:114-129`, `:177-190`)."""
+        if self.input_embedding is None:
+            raise ConfigError("this carc:mlc reads images (input=image), not episode tokens")
         return self.transformer.encoder(self.positional_encoding(self.input_embedding(episode)))
 
     def decode(self, decoder_tokens: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
@@ -130,8 +138,12 @@ class EpisodeTransformer(nn.Module):
     @torch.no_grad()
     def greedy(self, episode: torch.Tensor, steps: int = GRID_TOKENS) -> tuple[torch.Tensor, torch.Tensor]:
         """Greedy decoding from SOS: ((B, steps) tokens, (B, steps, 10005) the logits each was the argmax of)."""
-        memory = self.encode(episode)
-        tokens = episode.new_full((episode.shape[0], 1), SOS)
+        return self.greedy_from(self.encode(episode), steps)
+
+    @torch.no_grad()
+    def greedy_from(self, memory: torch.Tensor, steps: int = GRID_TOKENS) -> tuple[torch.Tensor, torch.Tensor]:
+        """`greedy` from the encoder's (B, L, width) memory."""
+        tokens = torch.full((memory.shape[0], 1), SOS, dtype=torch.long, device=memory.device)
         logits = []
         for _ in range(steps):
             step = self.decode(tokens, memory)[:, -1]
