@@ -10,14 +10,16 @@ its four cells without colour (`NO_COLOUR`), as the released decoding leaves the
 with the render spec, no colour as background.
 
 Training (`training_loss`) is the released objective (`objective`): the copy task (option `copy_task`, on as
-released; Table 2's "no copy task" ablation turns it off), the target noise in training mode (`target_noise`, 0.001),
-cross-entropy with the all-background patch weighted by the shared option `background_weight` (0.2, the released
-`--zero_token_weight`). Prediction (`decoding`): `greedy` decodes each patch from the patches it predicted before
-(the model sees no part of the answer); `teacher-forced` is the released evaluation (`model.py:167-199`,
-`metrics.py:273-274`: the argmax of each position's logits given the true previous patches, read from
-`batch['target_grid']`), for comparison with the paper's numbers only. Table 2's other ablations read Systematicity
-episodes without their primitive or level-1 study examples (`drop_study`), the rest in their order, as an episode
-generated without them would be read.
+released; Table 2's "no copy task" ablation turns it off; in training each sample adds each study example as a copy
+query with probability `copy_rate`, 0.1, the released proportion at 10 queries per episode), the target noise in
+training mode (`target_noise`, 0.001), cross-entropy with the all-background patch weighted by the shared option
+`background_weight` (0.2, the released `--zero_token_weight`). Prediction (`decoding`): `greedy` decodes each
+patch from the patches it predicted before (the model sees no part of the answer); `teacher-forced` is the released
+evaluation (`model.py:167-199`, `metrics.py:273-274`: the argmax of each position's logits given the true previous
+patches, read from `batch['target_grid']`), for comparison with the paper's numbers only. Table 2's other ablations
+read Systematicity episodes without their primitive or level-1 study examples (`drop_study`), the rest in their
+order, as an episode generated without them would be read. `input: image` (the project's, `image_input`) reads the
+rendered canvas instead, one token per grid cell.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from vision_bench.models.carc_mlc.episode_grids import (
 )
 from vision_bench.models.carc_mlc.image_input import CellImageEncoder
 from vision_bench.models.carc_mlc.network import EpisodeTransformer, Sizes
-from vision_bench.models.carc_mlc.objective import TARGET_NOISE, episode_loss, training_sequences, with_target_noise
+from vision_bench.models.carc_mlc.objective import (
+    COPY_RATE,
+    TARGET_NOISE,
+    copy_selection,
+    episode_loss,
+    training_sequences,
+    with_target_noise,
+)
 from vision_bench.models.carc_mlc.tokens import (
     GRID_TOKENS,
     decoder_input,
@@ -72,6 +81,10 @@ class CarcOptions(FamilyOptions):
         "5,720,213 parameters, the paper's 5.7M) reads both setups; 3 is the released 3-Shot model (5,660,309)")
     copy_task: bool = option(True, "train on the auxiliary copy task too: every study example is also a query "
                              "(released default; false is Table 2's 'no copy task' ablation)")
+    copy_rate: float = option(COPY_RATE, "in training, the probability that a study example is also a query of a "
+                              "sample: 0.1 with 10 queries per episode copies each once per episode on average, the "
+                              "released proportion; 1.0 copies every study example with every query (and evaluation "
+                              "always does)")
     target_noise: float = option(TARGET_NOISE, "in training, the probability that a cell of the query's target grid "
                                  "is replaced by a uniform colour 0-9 (released --p_noise)")
     drop_study: str = option("none", "Table 2's study-example ablations: none; primitives or level-1 reads "
@@ -85,9 +98,10 @@ class CarcOptions(FamilyOptions):
         positive_int(self.study_examples, "study_examples")
         if not isinstance(self.copy_task, bool):
             raise ConfigError(f"copy_task must be true or false, got {self.copy_task!r}")
-        noise = self.target_noise
-        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
-            raise ConfigError(f"target_noise must be a probability in [0, 1], got {noise!r}")
+        for name in ("target_noise", "copy_rate"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ConfigError(f"{name} must be a probability in [0, 1], got {value!r}")
         if self.drop_study not in STUDY_DROPS:
             raise UnknownNameError(unknown_name_message("carc:mlc drop_study", str(self.drop_study), STUDY_DROPS))
         if self.decoding not in DECODINGS:
@@ -107,7 +121,7 @@ class CarcModel(TrainableModel):
     example_backbone = "mlc"
     test_backbone = "mlc"
     options = CarcOptions
-    options_hint = "it takes input, study_examples, copy_task, target_noise, drop_study and decoding"
+    options_hint = "it takes input, study_examples, copy_task, copy_rate, target_noise, drop_study and decoding"
 
     def __init__(self, preset: str, shared: SharedOptions, options: CarcOptions) -> None:
         name = f"carc:{preset}"
@@ -136,6 +150,7 @@ class CarcModel(TrainableModel):
             self.image_encoder = CellImageEncoder(sizes.width, cell, sizes.study_examples, sizes.dropout)
         self.network = EpisodeTransformer(sizes, token_input=options.input == "grid")
         self.copy_task = options.copy_task
+        self.copy_rate = float(options.copy_rate)
         self.target_noise = float(options.target_noise)
         self.decoding = options.decoding
         self.drop_study = options.drop_study
@@ -204,7 +219,17 @@ class CarcModel(TrainableModel):
         if self.training:
             outputs = with_target_noise(outputs, self.target_noise)
         tokens, decoder_tokens, target = training_sequences(episodes, outputs, self.copy_task)
+        chosen = self._copies(len(outputs), episodes.study_inputs.shape[1], tokens.device)
+        if chosen is not None:
+            tokens, decoder_tokens, target = tokens[chosen], decoder_tokens[chosen], target[chosen]
         return episode_loss(self.network(tokens, decoder_tokens), target, self.background_weight)
+
+    def _copies(self, samples: int, study: int, device: torch.device) -> torch.Tensor | None:
+        """The rows of `training_sequences` to train on: in training with the copy task, each sample's query and
+        its study examples drawn at `copy_rate` (`objective.copy_selection`); None (all rows) otherwise."""
+        if not (self.training and self.copy_task) or self.copy_rate >= 1:
+            return None
+        return copy_selection(samples, study, self.copy_rate, device)
 
     def _image_loss(self, batch: Batch) -> torch.Tensor:
         """input=image: the released loss, each query's (and each copy task query's) sequence cut from the image."""
@@ -218,8 +243,11 @@ class CarcModel(TrainableModel):
         study_outputs = episode_grids(targets, self.name).study_outputs
         answers = torch.stack([outputs if query is None else study_outputs[:, query] for query in queries], dim=1)
         encoded = torch.stack([self.image_encoder(images, setup, pairs, query) for query in queries], dim=1)
-        memory = self.network.transformer.encoder(encoded.flatten(0, 1))
-        answers = answers.flatten(0, 1)
+        encoded, answers = encoded.flatten(0, 1), answers.flatten(0, 1)
+        chosen = self._copies(len(outputs), len(pairs), images.device)
+        if chosen is not None:
+            encoded, answers = encoded[chosen], answers[chosen]
+        memory = self.network.transformer.encoder(encoded)
         logits = self.network.decode(decoder_input(answers), memory)
         return episode_loss(logits, decoder_target(answers), self.background_weight)
 
@@ -271,6 +299,7 @@ class CarcModel(TrainableModel):
     def details(self) -> dict[str, Any]:
         return {**super().details(), "loss": "weighted_cross_entropy", "input": self.input_kind,
                 "study_examples": self.network.sizes.study_examples, "copy_task": self.copy_task,
+                "copy_rate": self.copy_rate,
                 "target_noise": self.target_noise, "drop_study": self.drop_study, "decoding": self.decoding,
                 "background_weight": self.background_weight}
 

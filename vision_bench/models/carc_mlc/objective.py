@@ -2,6 +2,8 @@
 
 Copy task (`dataset.py:96-98`, on by default, `train_mlc.py --no_copy_task` turns it off): the episode's study
 examples are also queries, each its own sequence with the whole episode as context and its output as the target.
+The project's samples are one query each, so in training each sample takes each study example as a copy query with
+probability `COPY_RATE` (`copy_selection`), which keeps the released proportion of copies to queries per episode.
 Target noise (`dataset.py:91-94`, `utils.py:331-352` `add_response_noise`, `--p_noise` 0.001): in training only, each
 cell of a query's output grid (not of the study examples') is, with that probability, replaced by a colour drawn
 uniformly from 0-9, before the decoder's input and target are made from it. Loss (`model.py:59-66`, `:101-106`):
@@ -28,6 +30,10 @@ from vision_bench.models.carc_mlc.tokens import (
 
 TARGET_NOISE = 0.001
 """`train_mlc.py --p_noise` default, the paper's noise probability (Table 3)."""
+COPY_RATE = 0.1
+"""The probability that a study example is also a query of one training sample: with the paper's 10 queries per
+episode (one sample each), each study example is a copy query once per episode on average, the released proportion
+(an episode's batch holds its 10 queries and its n study examples once each)."""
 
 
 def with_target_noise(outputs: torch.Tensor, probability: float, generator: torch.Generator | None = None
@@ -56,6 +62,15 @@ def training_sequences(episodes: EpisodeGrids, outputs: torch.Tensor, copy_task:
     return tokens, decoder_input(answers), decoder_target(answers)
 
 
+def copy_selection(samples: int, study: int, rate: float, device: torch.device | None = None,
+                   generator: torch.Generator | None = None) -> torch.Tensor:
+    """(samples * (study + 1),) bool over `training_sequences`' rows with the copy task: every sample's own query,
+    and each of its study examples with probability `rate`."""
+    chosen = torch.rand(samples, study + 1, generator=generator, device=device) < rate
+    chosen[:, -1] = True
+    return chosen.flatten()
+
+
 def token_weights(background_weight: float, device: torch.device | None = None) -> torch.Tensor:
     """(10005,) loss weight per token: 1, the all-background patch `background_weight`."""
     weights = torch.ones(VOCAB_SIZE, device=device)
@@ -69,4 +84,5 @@ def episode_loss(logits: torch.Tensor, target: torch.Tensor, background_weight: 
                            weight=token_weights(background_weight, logits.device), ignore_index=PAD)
 
 
-__all__ = ["TARGET_NOISE", "episode_loss", "token_weights", "training_sequences", "with_target_noise"]
+__all__ = ["COPY_RATE", "TARGET_NOISE", "copy_selection", "episode_loss", "token_weights", "training_sequences",
+           "with_target_noise"]
