@@ -275,8 +275,8 @@ def test_the_svib_paper_preset_keeps_svibs_scale_and_states_its_gate():
     assert sorted({alpha_of(e) for e in experiments}) == [0.0, 0.2, 0.4, 0.6]
     assert (config.data.n_train, config.data.n_test) == (64_000, 8_000)
     assert tuple(config.data.spec["size"]) == (128, 128) and len(set(config.seeds)) == 3
-    assert {m.name for m in config.models} == {"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "svib:ssm-vae", "svib:ssm-slot",
-                                                "unet:resnet18"}
+    assert {m.name for m in config.models} == {"svib:i2i-cnn", "svib:i2i-vit", "svib:oracle", "svib:ssm-vae",
+                                                "svib:ssm-slot", "unet:resnet18"}
     assert all(not m.options for m in config.models)  # SVIB's sizes
     assert config.gate is not None and config.gate.describe() == "factor_accuracy on test_id >= 90"
     for train_config in _first_cell_configs(config):
