@@ -38,6 +38,8 @@ PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
 PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
 COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml"]
 """Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
+CARC_MODEL_FILES = ["carc_mlc.yaml"]
+"""Paper-scale presets of C-ARC's MLC model (`carc:mlc`) and its Table 2 ablations, at the paper's optimizer."""
 SVIB_FILES = ["svib.yaml"]
 """Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
 CONDITIONED = ("compgen", "experiment0", "regime_", "sample_efficiency", "worldmodel")
@@ -85,7 +87,8 @@ def _first_cell_configs(config: BenchConfig) -> list:
 
 
 def test_every_preset_exists_at_both_scales():
-    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES, *COGITAO_MODEL_FILES])
+    assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES, *COGITAO_MODEL_FILES,
+                                                                    *CARC_MODEL_FILES])
     assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted([*PRESET_FILES, *SVIB_FILES])
     assert {PAPER / name for name in PAPER_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
 
@@ -219,6 +222,24 @@ def test_cogitao_envgen_reads_grids_and_images_of_one_canvas():
             assert built.grid_size == 15
         else:
             assert built.describe()["patch_size"] * 15 == config.data.spec["size"][0]
+
+
+def test_carc_mlc_runs_table_2_on_the_four_systematicity_splits():
+    """carc:mlc and its three ablations (copy task off, no primitives, no level-1 study examples) on the four
+    Systematicity splits, at the paper's optimizer; each builds at the paper's 5.7M parameters."""
+    from vision_bench.train.components import build_model, resolve_spec
+
+    config = load_bench_config(PAPER / "carc_mlc.yaml")
+    assert _experiments(config) == [f"carc/systematicity/{seed}" for seed in (1860, 1870, 1880, 1890)]
+    assert [(m.name, dict(m.options)) for m in config.models] == [
+        ("carc:mlc", {}), ("carc:mlc", {"copy_task": False}), ("carc:mlc", {"drop_study": "primitives"}),
+        ("carc:mlc", {"drop_study": "level-1"})]
+    for train_config in _first_cell_configs(config):
+        optimizer, training = train_config.optimizer, train_config.training
+        assert (optimizer.lr, optimizer.weight_decay, optimizer.betas) == (0.01, 0.01, (0.9, 0.95))
+        assert (training.batch_size, training.grad_clip, train_config.schedule.min_lr_ratio) == (200, None, 0.05)
+        built = build_model(train_config, resolve_spec(train_config))
+        assert built.describe()["parameters"] == 5_720_213
 
 
 def _family(model_name: str) -> str:

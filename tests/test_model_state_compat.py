@@ -45,6 +45,8 @@ PALETTE = np.array(
 )
 COGITAO_SPEC = RenderSpec(size=(16, 16), layout="cell:4:top-left")
 """The cogitao cases' render spec: 4x4 grid cells of 4 pixels, which their image input reads and `predict` draws."""
+CARC_SPEC = RenderSpec(size=(44, 44), palette="c-arc")
+"""The carc case's render spec, with which `predict` draws its predicted 3-Shot canvas."""
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "unet_film": ("unet:test_resnet", {"image_size": 32, "decoder_width": 4, "task_conditioning": True}),
     "unet_palette": ("unet:test_resnet", {"image_size": 32, "decoder_width": 4, "head": "palette",
@@ -68,6 +70,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "gcog_crossattn": ("gcog:crossattn", {"image_size": 16, "grid_size": 4, "task_conditioning": True,
                                           "render_spec": COGITAO_SPEC}),
     "gcog_gru_image": ("gcog:gru", {"image_size": 16, "input": "image", "render_spec": COGITAO_SPEC}),
+    "carc_mlc": ("carc:mlc", {"image_size": 44, "study_examples": 3, "render_spec": CARC_SPEC}),
     "mean_target": ("mean_target", {"image_size": 16}),
 }
 """Case -> (model name, create_model options): every family with a state, at tiny sizes."""
@@ -97,6 +100,9 @@ def case_inputs(name: str, image_size: int) -> dict[str, torch.Tensor]:
         batch["input_grid"] = grids
         batch["grid_shape"] = torch.tensor([[4, 4], [3, 4]])
         batch["input"] = render_grids(grids, COGITAO_SPEC)
+    if name == "carc:mlc":  # two 3-Shot episode canvases of random colours
+        batch["input_grid"] = torch.randint(0, 10, (2, 21, 44), generator=generator)
+        batch["grid_shape"] = torch.tensor([[21, 44], [21, 44]])
     if name == "svib:oracle":  # scenes of two objects and of one (padded, masked out)
         scenes = [[SceneObject(1, 3, 2, 1, 2), SceneObject(2, 0, 1, 9, 10)], [SceneObject(3, 1, 0, 5, 6)]]
         batch["input_grid"] = torch.stack([torch.from_numpy(draw(scene, 16)).long() for scene in scenes])

@@ -46,9 +46,10 @@ SMALL_OPTIONS = {
 FAMILIES = MODELS.names()
 TRAINABLE = [family for family in FAMILIES if MODELS[family].trainable]
 BASELINES = [family for family in FAMILIES if not MODELS[family].trainable]
-GRID_FAMILIES = ["cogitao", "gcog"]
-"""Families whose `forward` gives per-cell class logits and whose loss reads the target grid, not an output head
-over the image: tests/test_cogitao_models.py tests them."""
+GRID_FAMILIES = ["cogitao", "gcog", "carc"]
+"""Families whose `forward` gives per-cell or per-patch class logits and whose loss reads the target grid, not an
+output head over the image: tests/test_cogitao_models.py, tests/test_gcog_models.py and tests/test_carc_mlc_model.py
+test them."""
 
 
 def smallest_model_name(family: str) -> str:

@@ -104,7 +104,7 @@ def _code_length(config: Mapping[str, Any]) -> int:
 
 
 def _reads_grids(config: Mapping[str, Any]) -> bool:
-    return bool(config["architecture"].startswith(("cogitao:", "gcog:"))
+    return bool(config["architecture"].startswith(("cogitao:", "gcog:", "carc:"))
                 and (config.get("model_args") or {}).get("input", "grid") == "grid")
 
 

@@ -5,7 +5,8 @@ A model name is a family, a colon and a timm model name for the network families
 baselines (`svib:i2i-cnn`, `svib:i2i-vit`, `svib:oracle`, the state-space models `svib:ssm-vae` and `svib:ssm-slot`)
 and `svib:cell-oracle`, `cogitao:` and one of
 COGITAO's (`cogitao:resnet`, `cogitao:vanilla-tf`, `cogitao:grid-tf`, `cogitao:pl-tf`), `gcog:` and one of gCOG's
-(`gcog:rnn`, `gcog:gru`, `gcog:sst`, `gcog:dst`, `gcog:crossattn`, `gcog:perceiver`), or a baseline name alone
+(`gcog:rnn`, `gcog:gru`, `gcog:sst`, `gcog:dst`, `gcog:crossattn`, `gcog:perceiver`), `carc:mlc` (C-ARC's MLC
+encoder-decoder), or a baseline name alone
 (`copy_input`, `mean_target`, `ground_truth`). The old name `oracle` fails, pointing to `ground_truth`,
 and weights saved under a name that now names another model fail to load, pointing to the new name
 (`state_check.renamed_weights`).
@@ -27,7 +28,7 @@ from vision_bench.models.options import split_options
 
 # isort: off
 # Importing a family's module registers it; the order of these imports is the order `vision-bench models` lists.
-from vision_bench.models import unet, bottleneck, vit, svib, cogitao, gcog, baselines  # noqa: F401
+from vision_bench.models import unet, bottleneck, vit, svib, cogitao, gcog, carc_mlc, baselines  # noqa: F401
 # isort: on
 
 MAX_PARAMETERS = 2_000_000_000
