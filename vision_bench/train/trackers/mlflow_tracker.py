@@ -9,7 +9,7 @@ parameters cannot change: a resumed session logs the keys the run lacks, and a k
 longer run's `training.epochs`) as a tag of the same name holding the value in force.
 
 The `mlflow` extra installs `mlflow-skinny`, which tracks to a server (`http://HOST:5000`) or, with
-MLFLOW_ALLOW_FILE_STORE=true, to a folder (`file:./mlruns`); MLflow's default, `sqlite:///mlflow.db`, needs the
+MLFLOW_ALLOW_FILE_STORE=true, to a folder (`file:./mlruns`); MLflow 3's default, `sqlite:///mlflow.db`, needs the
 full `mlflow` package.
 """
 
