@@ -1,4 +1,5 @@
-"""Experiment tracking: metrics.csv beside metrics.jsonl, train.log, environment.json, TensorBoard images."""
+"""Run records: metrics.csv beside metrics.jsonl, train.log, environment.json (the experiment trackers:
+test_trackers.py)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import vision_bench.train.logging as run_logging  # noqa: E402
-from render.raster import render  # noqa: E402
-from render.spec import RenderSpec  # noqa: E402
 from vision_bench.cli import main  # noqa: E402
-from vision_bench.tasks.sampling import generate_sample  # noqa: E402
-from vision_bench.tasks.studies import get_study  # noqa: E402
 from vision_bench.train import TrainConfig, train  # noqa: E402
 from vision_bench.train.environment import (  # noqa: E402
     describe_environment,
@@ -287,48 +284,6 @@ def test_a_failure_before_the_first_step_leaves_no_tracking_files(tmp_path, monk
     with pytest.raises(ConfigError, match="before the first step"):
         train(tiny_config(), tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
-
-
-class FakeSummaryWriter:
-    """Records what the run sends to TensorBoard."""
-
-    def __init__(self) -> None:
-        self.scalars: list[tuple[str, float, int]] = []
-        self.images: list[tuple[str, torch.Tensor, int]] = []
-
-    def add_scalar(self, tag: str, value: float, step: int) -> None:
-        self.scalars.append((tag, value, step))
-
-    def add_image(self, tag: str, image: torch.Tensor, step: int) -> None:
-        self.images.append((tag, image, step))
-
-    def close(self) -> None:
-        pass
-
-
-def test_each_validation_sends_a_sample_grid_to_tensorboard(tmp_path, monkeypatch) -> None:
-    writer = FakeSummaryWriter()
-    monkeypatch.setattr(run_logging, "_tensorboard_writer", lambda folder, purge_step: writer)
-    train(tiny_config(max_steps=2), tmp_path, progress=False)
-
-    assert [(tag, step) for tag, _, step in writer.images] == [
-        ("samples/val_id", 1), ("samples/val_ood", 1), ("samples/val_id", 2), ("samples/val_ood", 2)]
-    assert ("train/loss", 2) in [(tag, step) for tag, _, step in writer.scalars]
-    assert ("val_ood/mse", 2) in [(tag, step) for tag, _, step in writer.scalars]
-    cell = SIZE + 2  # make_grid's 2-pixel padding
-    spec = RenderSpec(size=(SIZE, SIZE))
-    task_config = get_study(STUDY, n_train=8, n_val=N_VAL)
-    for tag, image, _ in writer.images:
-        split = tag.split("/")[1]
-        assert image.shape == (3, N_VAL * cell + 2, 3 * cell + 2)
-        assert float(image.min()) >= 0 and float(image.max()) <= 1
-        for row in range(N_VAL):
-            sample = generate_sample(task_config, split, row)
-            cells = [image[:, 2 + row * cell: row * cell + cell, 2 + col * cell: col * cell + cell] for col in range(3)]
-            for column, grid in ((0, sample.input), (1, sample.output)):
-                drawn = (cells[column].permute(1, 2, 0) * 255).round().to(torch.uint8).numpy()
-                np.testing.assert_array_equal(drawn, render(grid, spec))
-            assert not torch.equal(cells[2], cells[1])  # an untrained model's prediction is not the target
 
 
 # ---------------------------------------------------------------------------- the console

@@ -30,7 +30,14 @@ from vision_bench.evaluation.run import BASELINES, check_baselines
 from vision_bench.io.documents import JSONDict
 from vision_bench.tasks.config import Seed
 from vision_bench.tasks.studies.builder import alpha_of
-from vision_bench.train.config import CheckpointConfig, OptimizerConfig, RuntimeConfig, ScheduleConfig, TrainingConfig
+from vision_bench.train.config import (
+    CheckpointConfig,
+    OptimizerConfig,
+    RuntimeConfig,
+    ScheduleConfig,
+    TrackingConfig,
+    TrainingConfig,
+)
 
 if TYPE_CHECKING:
     from vision_bench.tasks.config import TaskConfig
@@ -48,6 +55,7 @@ class TrainSections(StrictConfig):
     training: TrainingConfig = TrainingConfig()
     checkpoint: CheckpointConfig = CheckpointConfig()
     runtime: RuntimeConfig = RuntimeConfig()
+    tracking: TrackingConfig = TrackingConfig()
 
 
 SharedSections = Annotated[JSONDict, MappingOf(TrainSections)]

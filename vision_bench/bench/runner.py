@@ -110,15 +110,18 @@ class _Bench:
     """One bench in one output folder: its cells' training configs, and the work of computing a cell.
 
     `device` (when not None) replaces every cell's `train.runtime.device`; evaluation runs where
-    the cell trained, the baselines on `device` or the shared `train.runtime.device`.
+    the cell trained, the baselines on `device` or the shared `train.runtime.device`. `loggers` are
+    added to every cell's `train.tracking.loggers`, and a cell's tracker run is named after the cell
+    (`Cell.label`) unless `train.tracking.run_name` says otherwise.
     """
 
     def __init__(self, config: BenchConfig, out_dir: Path, progress: bool, device: str | None,
-                 trust_stored_data: bool = False) -> None:
+                 trust_stored_data: bool = False, loggers: Sequence[str] = ()) -> None:
         self.config = config
         self.out_dir = out_dir
         self.progress = progress
         self.device = device
+        self.loggers = tuple(loggers)
         self.trust_stored_data = trust_stored_data  # see `evaluate_run`
         studies = [e for e in config.experiments if not is_file_reference(e)]
         self.experiments = resolve_experiments(config.experiments, _known_studies() if studies else [])
@@ -142,6 +145,7 @@ class _Bench:
         from vision_bench.train.checkpoint import STARTING_WEIGHT_OPTIONS
         from vision_bench.train.components import build_model
         from vision_bench.train.device import resolve_device
+        from vision_bench.train.trackers import check_installed
 
         built: set[str] = set()
         devices = {self.baseline_device()} if any(cell.model is None for cell in cells) else set()
@@ -150,6 +154,7 @@ class _Bench:
                 continue
             train_config = self.train_config(cell)
             devices.add(train_config.runtime.device)
+            check_installed(train_config.tracking.loggers)
             if cell.model.display not in built and not STARTING_WEIGHT_OPTIONS & set(cell.model.options):
                 with torch.device("meta"):  # starting weights are read (or fetched) when their cell starts
                     build_model(train_config, self.spec)
@@ -217,6 +222,11 @@ class _Bench:
         runtime = sections.get("runtime", {})
         if self.device is not None and isinstance(runtime, dict):  # anything else is reported by validation
             sections["runtime"] = {**runtime, "device": self.device}
+        tracking = sections.get("tracking", {})
+        if isinstance(tracking, dict):  # as for runtime
+            named = tracking.get("loggers") or []
+            loggers = list(dict.fromkeys([*named, *self.loggers])) if isinstance(named, (list, tuple)) else named
+            sections["tracking"] = {"run_name": cell.label(), **tracking, "loggers": loggers}
         data = {
             **sections,
             "seed": cell.seed,
@@ -317,11 +327,13 @@ def run_bench(
     shard_index: int = 0,
     collect_only: bool = False,
     trust_stored_data: bool = False,
+    loggers: Sequence[str] = (),
 ) -> BenchResult:
     """Compute the unfinished cells (all, or one shard's), then write the report and results unless this is
     one shard of several; `collect_only` computes nothing and refuses while cells are missing;
     `trust_stored_data` lets cells already in OUT be evaluated on a command or URL their checkpoint names
-    (`evaluate_run`). See the module docstring."""
+    (`evaluate_run`); `loggers`: experiment trackers added to every cell's `train.tracking.loggers`. See the
+    module docstring."""
     config = load_bench_config(config)
     check_shard(num_shards, shard_index)
     if collect_only and num_shards > 1:
@@ -329,7 +341,7 @@ def run_bench(
     out_dir = Path(out_dir).resolve()  # figures are linked relative to the report, whatever the cwd
     if collect_only and not (out_dir / BENCH_FILE).is_file():
         raise ConfigError(f"{out_dir} holds no bench ({BENCH_FILE} is missing); run the bench or its shards first")
-    bench = _Bench(config, out_dir, progress, device, trust_stored_data)
+    bench = _Bench(config, out_dir, progress, device, trust_stored_data, loggers)
     check_layout(config, bench.experiments, bench.spec)
     check_gate(config.gate, config.evaluate.splits, {
         experiment: family_metric_status(task_config(experiment, config.data)) for experiment in bench.experiments})

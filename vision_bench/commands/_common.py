@@ -1,9 +1,9 @@
 """Switches shared by the long-running commands, so each means the same everywhere.
 
 `--no-progress` hides progress bars; `--quiet` also hides informational messages (results and
-errors are still printed); `--device` chooses where a model runs; `--set key.path=value`
-overrides one key of a YAML config, validated like the file; `check_out_folder` refuses an `--out`
-that holds another command's output. A renamed option keeps its old
+errors are still printed); `--device` chooses where a model runs; `--logger NAME` adds an experiment
+tracker; `--set key.path=value` overrides one key of a YAML config, validated like the file;
+`check_out_folder` refuses an `--out` that holds another command's output. A renamed option keeps its old
 spelling for one release as a hidden alias (`add_old_spelling`); the command line prints one
 deprecation line when it is used (`warn_old_spellings`).
 """
@@ -67,6 +67,16 @@ def add_device_argument(parser: argparse.ArgumentParser, default: str | None = "
     (train: the config's runtime.device)."""
     help_text = DEVICE_HELP if default_text is None else f"{DEVICE_CHOICES} (default: {default_text})"
     parser.add_argument("--device", default=default, help=help_text)
+
+
+def add_logger_argument(parser: argparse.ArgumentParser, key: str) -> None:
+    """`--logger NAME` (repeatable): an experiment tracker added to the config's `key` (the names are
+    `vision_bench.train.trackers.TRACKERS`', written out here so that `--help` needs no torch)."""
+    parser.add_argument(
+        "--logger", dest="loggers", action="append", default=[], metavar="NAME",
+        help=f"also log to this experiment tracker: tensorboard, wandb or mlflow (repeatable; added to {key}; "
+        "none by default)",
+    )
 
 
 def check_out_folder(out: str | os.PathLike[str], command: str) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from vision_bench.commands._common import (
     add_device_argument,
+    add_logger_argument,
     add_progress_arguments,
     add_set_argument,
     check_out_folder,
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "only for a folder you trust")
     add_set_argument(parser, example="train.training.epochs=3")
     add_device_argument(parser, default=None, default_text="each cell's train.runtime.device, auto unless set")
+    add_logger_argument(parser, "each cell's train.tracking.loggers")
     add_progress_arguments(parser)
     add_lpips_arguments(parser, net=False)
 
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         prepare_lpips("alex", args.offline)
     result = run_bench(config, args.out, progress=progress, device=args.device, num_shards=num_shards,
                        shard_index=shard_index, collect_only=args.collect_only,
-                       trust_stored_data=args.trust_stored_data)
+                       trust_stored_data=args.trust_stored_data, loggers=args.loggers)
     if result.shard is not None:
         print(_shard_summary(args, result))
         return 0

@@ -1,8 +1,8 @@
 """`vision-bench train CONFIG [--out RUN_DIR] [--resume]`: train a model from a YAML config.
 
 Under `torchrun --nproc_per_node N -m vision_bench train CONFIG` every process runs this command
-and the run is data-parallel; rank 0 writes the run directory. `--set`, `--seed` and `--device`
-change the config before it is used, so the run directory's config shows what actually ran.
+and the run is data-parallel; rank 0 writes the run directory. `--set`, `--seed`, `--device` and
+`--logger` change the config before it is used, so the run directory's config shows what actually ran.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from vision_bench.commands._common import (
     add_device_argument,
+    add_logger_argument,
     add_progress_arguments,
     add_set_argument,
     check_out_folder,
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from checkpoints/last.pt")
     parser.add_argument("--seed", type=_seed, default=None, help="the run's seed (default: the config's seed)")
     add_device_argument(parser, default=None, default_text="the config's runtime.device")
+    add_logger_argument(parser, "tracking.loggers")
     add_progress_arguments(parser)
     add_lpips_arguments(parser, net=False)
 
@@ -59,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
         config = config.replace(seed=args.seed)
     if args.device is not None:
         config = config.replace(runtime=config.runtime.model_dump() | {"device": args.device})
+    if args.loggers:
+        loggers = list(dict.fromkeys([*config.tracking.loggers, *args.loggers]))  # each once, the config's first
+        config = config.replace(tracking=config.tracking.model_dump() | {"loggers": loggers})
     run_dir = args.out if args.out is not None else DEFAULT_RUNS_DIR / args.config.stem
     check_out_folder(run_dir, NAME)
     prepare_lpips_loss(config.model.options.get("loss"), args.offline)

@@ -2,9 +2,10 @@
 
 Defaults follow the COGITAO training recipe (AdamW, lr and weight decay 1e-3, 200 warm-up steps then
 cosine annealing, batch 64, 10 epochs). Unknown keys and bad values raise `ConfigError` naming the
-dotted key. Everything except `runtime` defines the experiment: its hash is stored in every
+dotted key. Everything except `runtime` and `tracking` defines the experiment: its hash is stored in every
 checkpoint, and resuming with a different experiment is refused; `runtime` (device, loader
-workers, memory layout, compilation, batch-norm sync) may change between sessions.
+workers, memory layout, compilation, batch-norm sync) and `tracking` (experiment trackers) may
+change between sessions.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from render.validation import MappingOf
 from vision_bench.config_base import StrictConfig
 from vision_bench.data.hf_datasets import is_hf_source
 from vision_bench.data.holdout import HELD_OUT_SPLIT
-from vision_bench.io.documents import JSONDict
+from vision_bench.io.documents import JSONDict, flatten
 from vision_bench.metrics import METRICS
 from vision_bench.tasks.config import Seed, TaskConfig
+from vision_bench.train.trackers import TRACKERS
+from vision_bench.train.trackers.base import WandbMode
 
 if TYPE_CHECKING:
     from vision_bench.data.external import ReadOptions
@@ -262,6 +265,42 @@ class RuntimeConfig(StrictConfig):
     sync_batchnorm: bool = True
 
 
+class WandbConfig(StrictConfig):
+    """W&B's team or user (`entity`) and `mode`; None: W&B's own (WANDB_ENTITY / WANDB_MODE, else its defaults)."""
+
+    entity: str | None = None
+    mode: WandbMode | None = None
+
+
+class MlflowConfig(StrictConfig):
+    """MLflow's `tracking_uri`; None: MLflow's own (MLFLOW_TRACKING_URI, else its default)."""
+
+    tracking_uri: str | None = None
+
+
+class TrackingConfig(StrictConfig):
+    """Experiment trackers (`train.trackers`), none by default; like `runtime`, free to change when resuming.
+
+    `loggers`: tracker names (tensorboard, wandb, mlflow). `project`: the W&B project and the MLflow
+    experiment. `run_name`: the run's name there (default: the run folder's name).
+    """
+
+    loggers: tuple[str, ...] = ()
+    project: str = Field(default="vision-bench", min_length=1)
+    run_name: str | None = Field(default=None, min_length=1)
+    wandb: WandbConfig = WandbConfig()
+    mlflow: MlflowConfig = MlflowConfig()
+
+    @field_validator("loggers")
+    @classmethod
+    def _known_trackers(cls, loggers: tuple[str, ...]) -> tuple[str, ...]:
+        for name in loggers:
+            TRACKERS.check(name)
+        if len(set(loggers)) < len(loggers):
+            raise ValueError(f"names a tracker twice: {list(loggers)}")
+        return loggers
+
+
 class TrainConfig(StrictConfig):
     """A complete training run; see the module docstring for the resume rule."""
 
@@ -275,6 +314,7 @@ class TrainConfig(StrictConfig):
     training: TrainingConfig = TrainingConfig()
     checkpoint: CheckpointConfig = CheckpointConfig()
     runtime: RuntimeConfig = RuntimeConfig()
+    tracking: TrackingConfig = TrackingConfig()
 
     @model_validator(mode="after")
     def _selection_split_is_validated(self) -> TrainConfig:
@@ -296,26 +336,14 @@ class TrainConfig(StrictConfig):
         return TrainConfig.from_dict(data)
 
     def experiment(self) -> JSONDict:
-        """The keys that define the experiment (everything but `runtime`)."""
+        """The keys that define the experiment (everything but `runtime` and `tracking`)."""
         data = self.to_dict()
-        del data["runtime"]
+        del data["runtime"], data["tracking"]
         return data
 
     def experiment_hash(self) -> str:
         canonical = json.dumps(self.experiment(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def flatten(data: JSONDict, prefix: str = "") -> JSONDict:
-    """{'a': {'b': 1}} -> {'a.b': 1}; lists and scalars are leaves."""
-    flat: JSONDict = {}
-    for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{dotted}."))
-        else:
-            flat[dotted] = value
-    return flat
 
 
 def differing_keys(old: JSONDict, new: JSONDict) -> list[str]:

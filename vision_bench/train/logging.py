@@ -1,4 +1,4 @@
-"""Run logging: metrics.jsonl and metrics.csv, train.log, TensorBoard scalars and sample images.
+"""Run logging: metrics.jsonl and metrics.csv, train.log, and the experiment trackers the config names.
 
 - `metrics.jsonl`: one JSON object per logged record (`kind` step / epoch / note, `step`, `epoch`, metrics).
 - `metrics.csv`: the same records as a table, one row per record; the columns are `kind`, `step`,
@@ -7,8 +7,10 @@
 - `train.log`: every message of the `vision_bench` logger during the run, with timestamps (a
   `logging.FileHandler` attached for the duration of the run), plus the notes and the final summary
   that the caller shows from the result.
-- TensorBoard (when the optional `tensorboard` package is installed): the numeric values as
-  scalars and, at each validation, a grid of a few validation samples (input | target | prediction).
+- the trackers of `tracking.loggers` (`vision_bench.train.trackers`: TensorBoard, W&B, MLflow; none by
+  default): the config as hyper-parameters, every numeric value as a scalar at its step (tagged
+  `train/NAME` for step records, `epoch/NAME` for epoch records, a name with a '/' as it is) and, at each
+  validation, a grid of a few validation samples (input | target | prediction).
 
 Only rank 0 writes. When a run resumes, records newer than the checkpoint it resumes from are
 dropped from both tables first, so the tables of an interrupted-and-resumed run read like an
@@ -28,20 +30,18 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
 from vision_bench.io.atomic import append_line, atomic_write_text
 from vision_bench.io.documents import JSONDict
-
-if TYPE_CHECKING:
-    from torch.utils.tensorboard import SummaryWriter
+from vision_bench.train.config import TrainConfig
+from vision_bench.train.trackers import TrackedRun, Tracker, start_trackers
 
 METRICS_FILE = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
 LOG_FILE = "train.log"
-TENSORBOARD_DIR = "tensorboard"
 FIXED_COLUMNS = ("kind", "step", "epoch")
 LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 PACKAGE_LOGGER = "vision_bench"
@@ -123,6 +123,21 @@ def sample_grid(inputs: torch.Tensor, targets: torch.Tensor, predictions: torch.
     return make_grid(rows.detach().float().cpu().clamp(0, 1), nrow=3, padding=2, pad_value=0.5)
 
 
+def image_array(image: torch.Tensor) -> np.ndarray:
+    """A (3, H, W) image in [0, 1] as the (H, W, 3) uint8 array every tracker takes."""
+    return (image.permute(1, 2, 0) * 255).round().to(torch.uint8).numpy()
+
+
+def tracked_run(config: TrainConfig, run_dir: Path, resume_step: int | None) -> TrackedRun:
+    """What the trackers are told about this session of the run in `run_dir`."""
+    tracking = config.tracking
+    return TrackedRun(
+        folder=run_dir, config=config.to_dict(), name=tracking.run_name or run_dir.resolve().name,
+        project=tracking.project, resume_step=resume_step, wandb_entity=tracking.wandb.entity,
+        wandb_mode=tracking.wandb.mode, mlflow_tracking_uri=tracking.mlflow.tracking_uri,
+    )
+
+
 class _RunLogFile(logging.FileHandler):
     """A FileHandler that appends and never writes through a symlink (like `append_line`)."""
 
@@ -136,15 +151,18 @@ class _RunLogFile(logging.FileHandler):
 
 
 class RunLogger:
-    """Writes a run's records, log file and TensorBoard events (rank 0); does nothing when disabled."""
+    """Writes a run's records and log file and feeds the trackers that `config` names (rank 0); does
+    nothing when disabled."""
 
-    def __init__(self, run_dir: Path, *, enabled: bool, resume_step: int | None = None) -> None:
+    def __init__(
+        self, run_dir: Path, *, enabled: bool, resume_step: int | None = None, config: TrainConfig | None = None
+    ) -> None:
         self.enabled = enabled
         self.path = run_dir / METRICS_FILE
         self.csv_path = run_dir / METRICS_CSV
         self._columns: list[str] = list(FIXED_COLUMNS)
         self._log_file: _RunLogFile | None = None
-        self._tensorboard = None
+        self._trackers: list[Tracker] = []
         if not enabled:
             return
         kept = [] if resume_step is None else [r for r in read_records(self.path) if r.get("step", 0) <= resume_step]
@@ -154,12 +172,17 @@ class RunLogger:
             atomic_write_text(run_dir / LOG_FILE, "")  # a fresh log (and never a planted link)
         self._log_file = _RunLogFile(run_dir / LOG_FILE)
         logging.getLogger(PACKAGE_LOGGER).addHandler(self._log_file)
-        self._tensorboard = _tensorboard_writer(run_dir / TENSORBOARD_DIR, purge_step=resume_step)
+        if config is not None:
+            try:
+                self._trackers = start_trackers(config.tracking.loggers, tracked_run(config, run_dir, resume_step))
+            except BaseException:
+                self.close(failed=True)
+                raise
 
     @property
     def wants_images(self) -> bool:
-        """Whether `log_samples` writes anything (TensorBoard is there), so callers can skip the predictions."""
-        return self._tensorboard is not None
+        """Whether `log_samples` sends anything (a tracker is on), so callers can skip the predictions."""
+        return bool(self._trackers)
 
     def log(self, record: JSONDict) -> None:
         """Write one record: `kind` ('step', 'epoch' or 'note'), `step`, `epoch` and any metrics."""
@@ -171,12 +194,10 @@ class RunLogger:
             append_line(self.csv_path, csv_rows([clean], self._columns))
         else:
             self._rewrite_csv(read_records(self.path))
-        if self._tensorboard is not None:
-            prefix = "train" if record.get("kind") == "step" else "epoch"
-            for key, value in record.items():
-                if key not in FIXED_COLUMNS and isinstance(value, (int, float)):
-                    tag = key if "/" in key else f"{prefix}/{key}"
-                    self._tensorboard.add_scalar(tag, value, record["step"])
+        scalars = _scalars(record)
+        if scalars:
+            for tracker in self._trackers:
+                tracker.log_scalars(scalars, record["step"])
 
     def notes(self, step: int, messages: tuple[str, ...]) -> None:
         """Notes about the run (e.g. an option dropped on this device): one `note` record, a train.log line each.
@@ -196,15 +217,18 @@ class RunLogger:
     def log_samples(
         self, tag: str, inputs: torch.Tensor, targets: torch.Tensor, predictions: torch.Tensor, step: int
     ) -> None:
-        """A TensorBoard image of these samples, a row each: input | target | prediction."""
-        if self._tensorboard is not None:
-            self._tensorboard.add_image(tag, sample_grid(inputs, targets, predictions), step)
+        """An image of these samples for each tracker, a row each: input | target | prediction."""
+        if self._trackers:
+            image = image_array(sample_grid(inputs, targets, predictions))
+            for tracker in self._trackers:
+                tracker.log_image(tag, image, step)
 
-    def close(self) -> None:
-        """Flush TensorBoard and detach train.log from the `vision_bench` logger."""
-        if self._tensorboard is not None:
-            self._tensorboard.close()
-            self._tensorboard = None
+    def close(self, failed: bool = False) -> None:
+        """Close the trackers (`failed`: the session ended by an error) and detach train.log from the
+        `vision_bench` logger."""
+        trackers, self._trackers = self._trackers, []
+        for tracker in trackers:
+            tracker.close(failed)
         if self._log_file is not None:
             logging.getLogger(PACKAGE_LOGGER).removeHandler(self._log_file)
             self._log_file.close()
@@ -234,10 +258,9 @@ def _is_console_handler(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.stderr)
 
 
-def _tensorboard_writer(folder: Path, purge_step: int | None) -> SummaryWriter | None:
-    """A SummaryWriter when the optional `tensorboard` package is installed, else None."""
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:
-        return None
-    return SummaryWriter(log_dir=str(folder), purge_step=None if purge_step is None else purge_step + 1)
+def _scalars(record: JSONDict) -> dict[str, float]:
+    """The record's numeric values by tracker tag: `train/NAME` in a step record, `epoch/NAME` in any other,
+    a name that has a '/' (`val_id/mse`) as it is."""
+    prefix = "train" if record.get("kind") == "step" else "epoch"
+    return {key if "/" in key else f"{prefix}/{key}": float(value) for key, value in record.items()
+            if key not in FIXED_COLUMNS and isinstance(value, (int, float))}

@@ -55,18 +55,18 @@ from vision_bench.train.logging import (
     LOG_FILE,
     METRICS_CSV,
     METRICS_FILE,
-    TENSORBOARD_DIR,
     Heartbeat,
     RunLogger,
     messages_above_progress_bar,
     read_records,
 )
 from vision_bench.train.schedule import build_scheduler, resume_schedule
+from vision_bench.train.trackers import STATE_FILE, check_installed, tracker_folders
 from vision_bench.train.validate import validate, validation_loaders
 
 CHECKPOINT_DIR = "checkpoints"
 CONFIG_FILE = "config.yaml"
-SAMPLE_IMAGES = 4  # validation samples per split in each TensorBoard image
+SAMPLE_IMAGES = 4  # validation samples per split in each image sent to the trackers
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +106,10 @@ def train(
 
     `stop_at_step` ends this session after that global step as a preempted job would (last.pt is
     written); resuming later continues on the same schedule. Under torchrun every process calls
-    this; rank 0 alone writes files.
+    this; rank 0 alone writes files and feeds the trackers.
     """
-    for name in (CHECKPOINT_DIR, TENSORBOARD_DIR):  # folders the run writes into later: a link is refused at once
+    check_installed(config.tracking.loggers)
+    for name in (CHECKPOINT_DIR, *tracker_folders()):  # folders the run writes into later: a link is refused at once
         output_folder(run_dir, name, make=False)
     context = context_from_environment()
     if config.training.batch_size % context.world_size:
@@ -294,11 +295,12 @@ class _Run:
         """A new run that failed before saving a checkpoint (a data error, a full disk) leaves no folder:
         only the files it wrote go, and each folder only if nothing else is left in it (a failure after
         the first checkpoint keeps its logs, for --resume)."""
-        for name in (CONFIG_FILE, METRICS_FILE, METRICS_CSV, LOG_FILE, ENVIRONMENT_FILE):
+        for name in (CONFIG_FILE, METRICS_FILE, METRICS_CSV, LOG_FILE, ENVIRONMENT_FILE, STATE_FILE):
             path = self.run_dir / name
             if path.is_file() and not path.is_symlink():
                 path.unlink()
-        shutil.rmtree(self.run_dir / TENSORBOARD_DIR, ignore_errors=True)
+        for name in tracker_folders():
+            shutil.rmtree(self.run_dir / name, ignore_errors=True)
         for folder in (self.run_dir / CHECKPOINT_DIR, self.run_dir):
             try:
                 folder.rmdir()
@@ -307,7 +309,7 @@ class _Run:
 
     def _execute(self, payload: dict[str, Any] | None, resume: bool, stop_at_step: int | None) -> TrainResult:
         resume_step = self.step if resume else None
-        run_log = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=resume_step)
+        run_log = RunLogger(self.run_dir, enabled=self.context.is_main, resume_step=resume_step, config=self.config)
         self._session_start = time.perf_counter()
         try:
             if self.context.is_main:
@@ -335,8 +337,10 @@ class _Run:
                 notes=self.runtime.notes,
             )
             run_log.write_log_line(result.summary())  # the caller prints it; train.log keeps it
-        finally:
-            run_log.close()
+        except BaseException:
+            run_log.close(failed=True)
+            raise
+        run_log.close()
         return result
 
     def _fit_baseline(self) -> None:
@@ -491,7 +495,7 @@ class _Run:
         self._logged_step, self._logged_time = self.step, time.perf_counter()
 
     def _log_samples(self, run_log: RunLogger) -> None:
-        """TensorBoard images of each validation split's first samples: input | target | prediction."""
+        """The trackers' images of each validation split's first samples: input | target | prediction."""
         if not run_log.wants_images:
             return
         was_training = self.model.training
