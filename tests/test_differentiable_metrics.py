@@ -69,3 +69,18 @@ def test_lpips_loss_without_weights_names_the_fix(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("VISION_BENCH_WEIGHTS", str(tmp_path / "empty"))
     with pytest.raises(lpips_weights.WeightsProblem, match="vision-bench weights get lpips"):
         LpipsLoss("alex")
+
+
+def test_ssim_equals_torchmetrics_once_the_border_convention_is_the_same() -> None:
+    """torchmetrics' SSIM pads each image by reflection (5 pixels, half the 11-tap window) and averages the map over
+    the whole image; the project's, like scikit-image's, averages over the windows that fit inside it. On the
+    reflect-padded images the two are the same number (measured 1e-16 in float64); on the images themselves they
+    differ only by the border windows."""
+    functional = pytest.importorskip("torchmetrics.functional.image")
+    generator = torch.Generator().manual_seed(0)
+    pred = torch.rand(3, 3, 24, 40, generator=generator, dtype=torch.float64)
+    target = (pred + 0.2 * torch.randn(pred.shape, generator=generator, dtype=torch.float64)).clamp(0, 1)
+    theirs = functional.structural_similarity_index_measure(pred, target, data_range=1.0, reduction="none")
+    padded = [torch.nn.functional.pad(image, (5, 5, 5, 5), mode="reflect") for image in (pred, target)]
+    torch.testing.assert_close(ssim_differentiable(*padded), theirs, rtol=0, atol=1e-12)
+    assert (ssim_differentiable(pred, target) - theirs).abs().max() > 1e-4  # the conventions do differ
