@@ -438,6 +438,26 @@ def test_mlflow_file_store_holds_params_metrics_and_images_and_a_resume_continue
     assert sorted(int(match[1]) for path in images if (match := step_image.fullmatch(path))) == [1, 2, 3], images
 
 
+def test_an_mlflow_start_that_fails_after_the_run_exists_ends_it_failed(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("mlflow")
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = (tmp_path / "mlruns").as_uri()
+
+    def refuse(self: Any, run_id: str, **batch: Any) -> None:
+        raise MlflowException("the server refused the batch")
+
+    monkeypatch.setattr(MlflowClient, "log_batch", refuse)
+    config = tiny_config(loggers=["mlflow"], project="tests", mlflow={"tracking_uri": uri})
+    with pytest.raises(ConfigError, match="MLflow could not start the run at .*refused the batch"):
+        train(config, tmp_path / "run", progress=False)
+    client = MlflowClient(uri)
+    [run] = client.search_runs([client.get_experiment_by_name("tests").experiment_id])
+    assert run.info.status == "FAILED"
+
+
 def test_mlflow_store_it_cannot_use_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
     pytest.importorskip("mlflow")
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
