@@ -32,7 +32,7 @@ from vision_bench.data.external import (
     square_images,
     stored_spec,
 )
-from vision_bench.data.holdout import looks_like_validation, refuse_holdout
+from vision_bench.data.holdout import refuse_holdout
 from vision_bench.data.images import image_tensor, load_image_tensor
 from vision_bench.errors import DataError
 from vision_bench.io.extras import require
@@ -248,8 +248,9 @@ def open_hf_dataset(source: str, split: str, spec: RenderSpec | None,
 
 def pick_split(source: str, available: Mapping[str, Any], split: str, options: ReadOptions) -> tuple[Any, str]:
     """The source's split our `split` reads, and its name: the one `options.splits` maps it to, or for a split held
-    out (`options.val_fraction`) the training split, refused when the source has a validation split of its own."""
-    own = [name for name in available if looks_like_validation(name)]
+    out (`options.val_fraction`) the training split, refused when the source has a validation split of its own
+    (its val_ood, or the split `options.splits` maps val_ood to, is not one: it is read as it is)."""
+    own = options.own_validation(available)
     if options.key_filter(split) is not None and own:
         raise refuse_holdout(source, own[0])
     name = options.read_split(split)
