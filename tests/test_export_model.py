@@ -368,6 +368,11 @@ def test_the_card_publishes_no_credentials_tokens_commands_or_private_paths(tmp_
     assert "weights: weights.pt" in text and "cache: file://x.bin" in text
     assert "tracking" not in text.split("</details>")[0]
     assert REDACTED_NOTE in text
+    patterns = {"train": "/home/alice/d/train-{0..3}.tar", "val_ood": "pipe:curl -s https://x/?token=abc123"}
+    text = str(model_card({"architecture": "svib:i2i-cnn", "head": "rgb", "image_size": SIZE,
+                           "vision_bench_version": "0"}, TrainingRecord(dataset={"path": patterns}, run_dir=run)))
+    assert not [secret for secret in SECRETS if secret in text], text
+    assert "the dataset `{'train': 'train-{0..3}.tar', 'val_ood': 'pipe:<command>'}`" in text
 
 
 def test_an_evaluation_of_another_checkpoint_is_left_out_or_refused(evaluated_export, tmp_path, capsys) -> None:

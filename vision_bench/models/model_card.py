@@ -150,7 +150,7 @@ def _training_data(config: Mapping[str, Any], record: TrainingRecord) -> str:
         source = (f"a task config given inline (in the run's config below){f' ({sizes})' if sizes else ''}"
                   + (f": {description}" if description else ""))
     else:
-        source = f"the dataset `{public_text(str(dataset.get('path')), record.run_dir)}`"
+        source = f"the dataset `{public_data(dataset.get('path'), record.run_dir)}`"
     lines = ["## Training data", "", f"- **Source**: {source}"]
     spec = config.get("render_spec") or {}
     if spec:
