@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import timm
 import torch
+import yaml
 from cli_errors import cli_error
 from safetensors.torch import load_file
 
@@ -332,8 +333,46 @@ def test_the_card_names_the_data_the_commands_and_the_config(evaluated_export) -
     assert "32x32 pixels, palette `cogitao-rgb`" in text
     [command] = recorded_commands(run)
     assert f"```bash\n{command_line(command)}\n```" in text and "checkpoint `best.pt`" in text
-    assert TrainConfig.from_yaml(run / "config.yaml").to_yaml().rstrip("\n") in text
+    config = TrainConfig.from_yaml(run / "config.yaml").to_dict()
+    assert "tracking" in config and "tracking:" not in text
+    del config["tracking"]
+    assert yaml.safe_dump(config, sort_keys=False).rstrip("\n") in text
     assert command_line(["/venv/bin/vision-bench", "train", "my config.yaml"]) == "vision-bench train 'my config.yaml'"
+
+
+SECRETS = ("X-Amz-Signature", "s3cr3t", "hunter2", "alice", "curl", "/home/", "mlflow.internal", "token=", "abc123")
+
+
+def test_the_card_publishes_no_credentials_tokens_commands_or_private_paths(tmp_path) -> None:
+    from vision_bench.models.model_card import REDACTED_NOTE, TrainingRecord, model_card
+
+    run = Path("/home/alice/runs/r1")
+    config = run_config("svib:i2i-cnn", {}).to_dict()
+    config["dataset"] = {"path": "https://bob:s3cr3t@data.example.com/shards/{0..3}.tar?X-Amz-Signature=abc123&x=1",
+                         "n_train": 8}
+    config["tracking"] = {"loggers": ["mlflow"], "mlflow": {"tracking_uri": "https://mlflow.internal/?token=abc123"}}
+    config["model"]["options"] = {"weights": "/home/alice/private/weights.pt", "cache": "file:///home/alice/c/x.bin"}
+    commands = [["/home/alice/.venv/bin/vision-bench", "train", "/home/alice/cfg.yaml", "--out", str(run),
+                 "--set", "dataset.path=pipe:curl -s https://hunter2@x.example.com/a.tar?token=abc123"],
+                ["/home/alice/.venv/bin/python", "-m", "vision_bench", "train", "--resume",
+                 f"{run}/checkpoints/last.pt", "--set=dataset.path=s3://bucket/data?X-Amz-Signature=abc123"]]
+    record = TrainingRecord(dataset=config["dataset"], commands=commands, config=config, checkpoint="best.pt",
+                            run_dir=run, metrics={"step": 1, "data": {"path": "hf://user:s3cr3t@x/y?token=abc123"},
+                                                  "splits": {"test_id": {"n": 2, "metrics": {"mse": 0.5}}}})
+    text = str(model_card({"architecture": "svib:i2i-cnn", "head": "rgb", "image_size": SIZE,
+                           "vision_bench_version": "0"}, record))
+    assert not [secret for secret in SECRETS if secret in text], text
+    assert "the dataset `https://data.example.com/shards/{0..3}.tar`" in text
+    assert ("vision-bench train cfg.yaml --out r1 --set 'dataset.path=pipe:<command>'\n"
+            "python -m vision_bench train --resume r1/checkpoints/last.pt --set=dataset.path=s3://bucket/data") in text
+    assert "weights: weights.pt" in text and "cache: file://x.bin" in text
+    assert "tracking" not in text.split("</details>")[0]
+    assert REDACTED_NOTE in text
+    patterns = {"train": "/home/alice/d/train-{0..3}.tar", "val_ood": "pipe:curl -s https://x/?token=abc123"}
+    text = str(model_card({"architecture": "svib:i2i-cnn", "head": "rgb", "image_size": SIZE,
+                           "vision_bench_version": "0"}, TrainingRecord(dataset={"path": patterns}, run_dir=run)))
+    assert not [secret for secret in SECRETS if secret in text], text
+    assert "the dataset `{'train': 'train-{0..3}.tar', 'val_ood': 'pipe:<command>'}`" in text
 
 
 def test_an_evaluation_of_another_checkpoint_is_left_out_or_refused(evaluated_export, tmp_path, capsys) -> None:

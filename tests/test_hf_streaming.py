@@ -132,6 +132,26 @@ def test_what_cannot_stream_is_one_line(parquet: Path, tmp_path: Path) -> None:
                                                                                             "target": "mask"}))
 
 
+def test_images_given_by_a_url_alone_are_read_through_fsspec(tmp_path: Path) -> None:
+    import fsspec
+
+    from render.codec import encode
+
+    memory = fsspec.filesystem("memory")
+    for n in range(3):
+        memory.pipe(f"/cells/input-{n}.png", encode(np.full((SIZE, SIZE, 3), 40 * n, np.uint8)))
+        memory.pipe(f"/cells/target-{n}.png", encode(np.full((SIZE, SIZE, 3), 200 - n, np.uint8)))
+    folder = tmp_path / "by-path"
+    (folder / "data").mkdir(parents=True)
+    features = datasets.Features({"input": datasets.Image(), "target": datasets.Image()})
+    cells = {role: [{"bytes": None, "path": f"memory://cells/{role}-{n}.png"} for n in range(3)]
+             for role in ("input", "target")}
+    datasets.Dataset.from_dict(cells, features=features).to_parquet(str(folder / "data/train-00000-of-00001.parquet"))
+    items = list(open_dataset(f"hf://{folder}", "train", read=STREAM))  # type: ignore[call-overload]
+    assert [round(float(item["input"][0, 0, 0]) * 255) for item in items] == [0, 40, 80]
+    assert [round(float(item["target"][0, 0, 0]) * 255) for item in items] == [200, 199, 198]
+
+
 def run_config(path: str, **training: object) -> TrainConfig:
     return TrainConfig.from_dict({
         "dataset": {"path": path, "streaming": True, "val_fraction": 0.3},

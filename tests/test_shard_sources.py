@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import functools
 import http.server
+import io
 import sys
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -205,6 +207,58 @@ def test_the_retry_rule() -> None:
         True, True, True, True, False, False]
     assert remote_files.transient(ConnectionResetError()) and remote_files.transient(TimeoutError())
     assert not remote_files.transient(FileNotFoundError()) and not remote_files.transient(PermissionError())
+
+
+class Tracked(io.BytesIO):
+    """A stream of `data` whose seek raises while `seek_fails` says so and whose close raises when `close_fails`;
+    every one made is kept in `made`."""
+
+    made: list[Tracked] = []
+
+    def __init__(self, data: bytes, *, seek_fails: bool = False, close_fails: bool = False) -> None:
+        super().__init__(data)
+        self.seek_fails, self.close_fails = seek_fails, close_fails
+        Tracked.made.append(self)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if self.seek_fails:
+            raise RuntimeError("the connection broke while seeking")
+        return super().seek(offset, whence)
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.close_fails:  # the broken one: it fails to read and to close
+            raise ConnectionResetError("the connection dropped")
+        return super().read(size)
+
+    def close(self) -> None:
+        super().close()
+        if self.close_fails:
+            raise OSError("the connection could not be closed")
+
+
+def test_a_reopened_stream_is_closed_when_its_seek_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fsspec
+
+    monkeypatch.setattr(remote_files, "RETRY_WAIT_S", 0.0)
+    data = bytes(range(256)) * 4
+    fsspec.filesystem("memory").pipe("/reopen/file.bin", data)
+    reader = remote_files.RetryingReader("memory://reopen/file.bin")
+    assert reader.read(100) == data[:100]
+    Tracked.made = []
+    reader.stream = Tracked(data, close_fails=True)  # the next read fails, and so does closing it
+
+    class Reopening:
+        """The file system's reopens: the first stream's seek fails, the second's works."""
+
+        def open(self, path: str, mode: str, **options: Any) -> Tracked:
+            return Tracked(data, seek_fails=len(Tracked.made) == 1)
+
+    reader.fs = Reopening()  # type: ignore[assignment]
+    assert reader.read() == data[100:]  # no raw error: the broken stream's close is ignored, the bad reopen retried
+    broken, failed_seek, working = Tracked.made
+    assert broken.closed and failed_seek.closed and not working.closed
+    reader.close()
+    assert working.closed
 
 
 # ---------------------------------------------------------------------------- a pattern per split

@@ -6,6 +6,7 @@ here reaches the network (W&B offline, MLflow on a folder)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import struct
@@ -88,15 +89,51 @@ def failing_start(run: TrackedRun) -> Recording:
     raise ConfigError("the tracker's server is unreachable")
 
 
+class FailingClose(Recording):
+    """A recording tracker whose `close` raises (after recording it)."""
+
+    def close(self, failed: bool) -> None:
+        super().close(failed)
+        raise ConnectionError("the server went away\nwhile closing")
+
+
+class FailingScalars(Recording):
+    """A recording tracker whose `log_scalars` raises from the second call on."""
+
+    def log_scalars(self, scalars: dict[str, float], step: int) -> None:
+        if self.scalars:
+            raise TimeoutError("the server timed out")
+        super().log_scalars(scalars, step)
+
+
 @pytest.fixture
 def recording() -> Iterator[type[Recording]]:
-    """`recording` and `failing` (whose start raises) in `TRACKERS` for the test."""
+    """`recording`, `failing` (whose start raises), `failing_close` and `failing_scalars` in `TRACKERS` for the
+    test."""
     Recording.started = []
     TRACKERS.add("recording", TrackerSpec(start=Recording, package="numpy", extra="test"), "records")
     TRACKERS.add("failing", TrackerSpec(start=failing_start, package="numpy", extra="test"), "fails to start")
+    TRACKERS.add("failing_close", TrackerSpec(start=FailingClose, package="numpy", extra="test"), "close fails")
+    TRACKERS.add("failing_scalars", TrackerSpec(start=FailingScalars, package="numpy", extra="test"), "log fails")
     yield Recording
-    TRACKERS.remove("recording")
-    TRACKERS.remove("failing")
+    for name in ("recording", "failing", "failing_close", "failing_scalars"):
+        TRACKERS.remove(name)
+
+
+@pytest.fixture
+def package_messages() -> Iterator[list[str]]:
+    """The `vision_bench` logger's messages during the test (read from the logger itself, not the root's)."""
+    messages: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    package = logging.getLogger("vision_bench")
+    package.addHandler(handler)
+    yield messages
+    package.removeHandler(handler)
+
+
+def train_log_handlers() -> list[logging.Handler]:
+    return [h for h in logging.getLogger("vision_bench").handlers if isinstance(h, logging.FileHandler)]
 
 
 # ---------------------------------------------------------------------------- choosing trackers
@@ -221,6 +258,45 @@ def test_a_tracker_that_fails_to_start_closes_the_others_and_leaves_no_run(tmp_p
         train(tiny_config(loggers=["recording", "failing"]), tmp_path / "run", progress=False)
     assert [tracker.closed for tracker in recording.started] == [[True]]
     assert not (tmp_path / "run").exists()
+
+
+def test_a_close_that_fails_is_a_warning_and_the_others_are_closed(tmp_path: Path, recording,
+                                                                  package_messages) -> None:
+    run_log = RunLogger(tmp_path, enabled=True, config=tiny_config(loggers=["failing_close", "recording"]))
+    assert len(train_log_handlers()) == 1
+    run_log.close()
+    assert [tracker.closed for tracker in recording.started] == [[False], [False]]
+    assert train_log_handlers() == []
+    assert package_messages == [
+        "tracker failing_close could not be closed: ConnectionError: the server went away while closing"]
+
+
+def test_a_failed_session_shows_its_own_error_when_a_close_fails_too(tmp_path: Path, recording, monkeypatch,
+                                                                     package_messages) -> None:
+    from vision_bench.train import loop
+
+    def fail(self: Any, run_log: RunLogger, stop_at_step: int | None) -> bool:
+        raise RuntimeError("the session's own error")
+
+    monkeypatch.setattr(loop._Run, "_train", fail)
+    with pytest.raises(RuntimeError, match="the session's own error"):
+        train(tiny_config(loggers=["failing_close", "recording"]), tmp_path / "run", progress=False)
+    assert [tracker.closed for tracker in recording.started] == [[True], [True]]
+    assert train_log_handlers() == []
+    assert any("tracker failing_close could not be closed" in message for message in package_messages)
+
+
+def test_a_tracker_failing_mid_run_is_dropped_with_one_warning(tmp_path: Path, recording, package_messages) -> None:
+    train(tiny_config(loggers=["failing_scalars", "recording"]), tmp_path / "run", progress=False)
+    failing, kept = recording.started
+    warnings = [message for message in package_messages if "failing_scalars" in message]
+    assert warnings == ["tracker failing_scalars failed and is dropped for the rest of this session: "
+                        "TimeoutError: the server timed out"]
+    assert len(failing.scalars) == 1 and failing.images == [] and failing.closed == [True]
+    assert len(kept.scalars) > 1 and kept.closed == [False] and len(kept.images) == 4  # the other goes on
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["step"]) for r in records] == [("step", 1), ("epoch", 1), ("step", 2), ("epoch", 2)]
+    assert [step for _, step in kept.scalars] == [1, 1, 2, 2]
 
 
 def test_hyperparameters_and_parameters_follow_each_backends_rules() -> None:
@@ -360,6 +436,26 @@ def test_mlflow_file_store_holds_params_metrics_and_images_and_a_resume_continue
     images = [item.path for item in client.list_artifacts(run.info.run_id, "images")]
     step_image = re.compile(r"images/samples~val_id\+step\+(\d+)\+.*\.png")  # MLflow's name for a step image
     assert sorted(int(match[1]) for path in images if (match := step_image.fullmatch(path))) == [1, 2, 3], images
+
+
+def test_an_mlflow_start_that_fails_after_the_run_exists_ends_it_failed(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("mlflow")
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = (tmp_path / "mlruns").as_uri()
+
+    def refuse(self: Any, run_id: str, **batch: Any) -> None:
+        raise MlflowException("the server refused the batch")
+
+    monkeypatch.setattr(MlflowClient, "log_batch", refuse)
+    config = tiny_config(loggers=["mlflow"], project="tests", mlflow={"tracking_uri": uri})
+    with pytest.raises(ConfigError, match="MLflow could not start the run at .*refused the batch"):
+        train(config, tmp_path / "run", progress=False)
+    client = MlflowClient(uri)
+    [run] = client.search_runs([client.get_experiment_by_name("tests").experiment_id])
+    assert run.info.status == "FAILED"
 
 
 def test_mlflow_store_it_cannot_use_is_one_line(tmp_path: Path, capsys, monkeypatch) -> None:

@@ -122,6 +122,42 @@ def test_data_with_validation_splits_of_its_own_is_refused(tmp_path: Path) -> No
         open_dataset(pairs, "train", read=read)
 
 
+def test_val_ood_comes_from_the_data_beside_a_held_out_val_id(tmp_path: Path) -> None:
+    read = ReadOptions(val_fraction=0.25, val_seed=3)
+    held = sorted(key for key in KEYS if held_out(key, 0.25, 3))
+    pattern = write_shards(tmp_path / "shards", 2)
+    for shard in range(2):
+        (tmp_path / "shards" / f"val_ood-{shard}.tar").write_bytes(tar_bytes(sample_members(
+            f"ood{shard}", {"input.png": encode(picture(1)), "target.png": encode(picture(2))})))
+    patterns = {split: pattern.replace("{split}", split) for split in ("train", "val_ood")}
+    for source in (patterns, pattern):  # a pattern per split, or one with {split}
+        assert sorted(keys_read(open_dataset(source, "val_id", read=read))) == held
+        assert sorted(keys_read(open_dataset(source, "train", read=read)) + held) == KEYS
+        assert sorted(keys_read(open_dataset(source, "val_ood", read=read))) == ["ood0", "ood1"]
+    run = config(path=patterns, val_fraction=0.25, val_seed=3, val_splits=["val_id", "val_ood"])
+    assert run.dataset.val_splits == ("val_id", "val_ood")
+    pairs = tmp_path / "pairs"
+    for split, keys in (("train", KEYS), ("val_ood", ["ood"])):
+        (pairs / split).mkdir(parents=True)
+        for key in keys:
+            (pairs / split / f"{key}_input.png").write_bytes(encode(picture(0)))
+            (pairs / split / f"{key}_target.png").write_bytes(encode(picture(1)))
+    assert [item["key"] for item in open_dataset(pairs, "val_id", read=read)] == held  # type: ignore[attr-defined]
+    assert [item["key"] for item in open_dataset(pairs, "val_ood", read=read)] == ["ood"]  # type: ignore[attr-defined]
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features({"input": datasets.Image(), "target": datasets.Image()})
+    table = datasets.Dataset.from_dict({"input": [picture(0)] * 8, "target": [picture(1)] * 8}, features=features)
+    datasets.DatasetDict({"train": table, "val_ood": table.select([0, 1])}).save_to_disk(str(tmp_path / "hf"))
+    assert len(open_dataset(tmp_path / "hf", "val_ood", read=read)) == 2
+    assert len(open_dataset(tmp_path / "hf", "val_id", read=read)) == sum(held_out(str(n), 0.25, 3) for n in range(8))
+    datasets.DatasetDict({"train": table, "validation_ood": table}).save_to_disk(str(tmp_path / "hf2"))
+    with pytest.raises(DataError, match=r"\('validation_ood'\).*read it as ours with dataset.splits "
+                                        r"\{val_ood: validation_ood\} \(the hold-out is in-distribution\)"):
+        open_dataset(tmp_path / "hf2", "val_id", read=read)
+    mapped = ReadOptions(val_fraction=0.25, val_seed=3, splits={"val_ood": "validation_ood"})
+    assert len(open_dataset(tmp_path / "hf2", "val_ood", read=mapped)) == 8
+
+
 def config(**dataset: object) -> TrainConfig:
     return TrainConfig.from_dict({
         "dataset": {"path": "shards/{split}-0.tar", **dataset},

@@ -3,8 +3,10 @@ trained model as a portable folder, and on the Hugging Face hub.
 
 DIR gets `model.safetensors`, `config.json`, a `README.md` model card (the training data, the command
 lines and config that trained it, and the run's evaluation of this checkpoint when RUN/evaluation/metrics.json,
-or `--metrics FILE`, scored it) and, for models with a timm encoder, `encoder/` in timm's own layout (see
-`vision_bench.models.pretrained`, `vision_bench.models.model_card` and `vision_bench.models.timm_folder`);
+or `--metrics FILE`, scored it; URLs without credentials or query strings, `pipe:` commands, paths outside the run
+and the `tracking` section left out, as the card says) and, for models with a timm encoder, `encoder/` in timm's
+own layout (see `vision_bench.models.pretrained`, `vision_bench.models.model_card` and
+`vision_bench.models.timm_folder`);
 `vision_bench.models.load_pretrained(DIR)` rebuilds the model with the same outputs, without the
 run, its data or the weights it started from. `--push-to-hub` then uploads the folder
 (`vision_bench.models.push_to_hub`); `load_pretrained("user/model@BRANCH")` reads it back.
@@ -66,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     load_model_state(model, payload["model"], path)
     step = int(payload["step"])
     training = TrainingRecord(
-        dataset=config.to_dict()["dataset"], commands=recorded_commands(args.run_dir), config_yaml=config.to_yaml(),
-        metrics=_evaluation(args.run_dir, args.metrics, step), checkpoint=path.name,
+        dataset=config.to_dict()["dataset"], commands=recorded_commands(args.run_dir), config=config.to_dict(),
+        metrics=_evaluation(args.run_dir, args.metrics, step), checkpoint=path.name, run_dir=args.run_dir.absolute(),
     )
     written = save_pretrained(model, args.out, options=options, render_spec=spec, trained_steps=step,
                               training=training, license=args.license)

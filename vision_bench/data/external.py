@@ -10,7 +10,7 @@ object-aware metrics work; any other gives `input`, `target`, `split`, `index` a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import torch
 
 from render.spec import RenderSpec
 from vision_bench.data.batch import GridItem, Item, PairItem
-from vision_bench.data.holdout import TRAIN_SPLIT, KeyFilter, holdout_filter
+from vision_bench.data.holdout import OOD_SPLIT, TRAIN_SPLIT, KeyFilter, holdout_filter, looks_like_validation
 from vision_bench.data.images import fit_square
 from vision_bench.data.items import grid_item
 from vision_bench.errors import DataError
@@ -44,6 +44,12 @@ class ReadOptions:
     def key_filter(self, split: str) -> KeyFilter | None:
         """The samples of the source's training split our `split` keeps (`holdout.holdout_filter`)."""
         return holdout_filter(split, self.val_fraction, self.val_seed)
+
+    def own_validation(self, names: Iterable[str]) -> list[str]:
+        """The source's splits among `names` that a hold-out would duplicate: those named like validation splits
+        but the one our val_ood reads (out-of-distribution data comes from the source, hold-out or not)."""
+        ood = source_split(OOD_SPLIT, self.splits)
+        return [name for name in names if looks_like_validation(name) and name != ood]
 
     def read_split(self, split: str) -> str:
         """The source's name of the split our `split` is read from: its training split for a split held out of it

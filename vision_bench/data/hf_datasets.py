@@ -32,8 +32,9 @@ from vision_bench.data.external import (
     square_images,
     stored_spec,
 )
-from vision_bench.data.holdout import looks_like_validation, refuse_holdout
+from vision_bench.data.holdout import refuse_holdout
 from vision_bench.data.images import image_tensor, load_image_tensor
+from vision_bench.data.remote_files import RetryingReader, is_url
 from vision_bench.errors import DataError
 from vision_bench.io.extras import require
 
@@ -207,13 +208,19 @@ class HFImageDataset(Dataset):
 
 
 def cell_image(value: Any, source: str, column: str, row: int | str) -> torch.Tensor:
-    """An image cell: a decoded `Image` feature (PIL), its undecoded `{bytes, path}` form, or an (H, W, 3) array."""
+    """An image cell: a decoded `Image` feature (PIL), its undecoded `{bytes, path}` form, or an (H, W, 3) array.
+    An undecoded cell without bytes is read from its path: a local file, or a URL (hf://, zip://...::, https://, what
+    a streamed dataset's images may point into) read through fsspec (`remote_files.RetryingReader`)."""
     if hasattr(value, "convert"):
         return image_tensor(np.array(value.convert("RGB")))
     if isinstance(value, dict) and value.get("bytes"):
         return load_image_tensor(value["bytes"])
     if isinstance(value, dict) and value.get("path"):
-        return load_image_tensor(value["path"])
+        path = str(value["path"])
+        if is_url(path):
+            with RetryingReader(path) as reader:
+                return load_image_tensor(reader.read())
+        return load_image_tensor(path)
     array = np.asarray(value)
     if array.ndim == 3 and array.shape[2] == 3 and array.dtype == np.uint8:
         return image_tensor(array)
@@ -248,8 +255,9 @@ def open_hf_dataset(source: str, split: str, spec: RenderSpec | None,
 
 def pick_split(source: str, available: Mapping[str, Any], split: str, options: ReadOptions) -> tuple[Any, str]:
     """The source's split our `split` reads, and its name: the one `options.splits` maps it to, or for a split held
-    out (`options.val_fraction`) the training split, refused when the source has a validation split of its own."""
-    own = [name for name in available if looks_like_validation(name)]
+    out (`options.val_fraction`) the training split, refused when the source has a validation split of its own
+    (its val_ood, or the split `options.splits` maps val_ood to, is not one: it is read as it is)."""
+    own = options.own_validation(available)
     if options.key_filter(split) is not None and own:
         raise refuse_holdout(source, own[0])
     name = options.read_split(split)

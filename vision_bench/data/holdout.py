@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from vision_bench.errors import DataError
 
 HELD_OUT_SPLIT = "val_id"
+OOD_SPLIT = "val_ood"
+"""Our out-of-distribution validation split: never held out, read from the source's own split as always."""
 TRAIN_SPLIT = "train"
 _HASH_BYTES = 8
 
@@ -47,10 +49,16 @@ def holdout_filter(split: str, fraction: float | None, seed: int) -> KeyFilter |
 
 
 def refuse_holdout(source: str, name: str) -> DataError:
-    """The error for a source that already has a validation split `name` of its own."""
+    """The error for a source that already has a validation split `name` of its own (one whose name says it is
+    out-of-distribution gets the hint to read it as our val_ood, never as val_id)."""
+    if "ood" in name.lower():
+        fix = (f"if it holds out-of-distribution data, read it as ours with dataset.splits {{{OOD_SPLIT}: {name}}} "
+               f"(the hold-out is in-distribution); else drop dataset.val_fraction")
+    else:
+        fix = (f"drop dataset.val_fraction (map ours to it with dataset.splits, e.g. {{{HELD_OUT_SPLIT}: {name}}}, "
+               f"if its name is not {HELD_OUT_SPLIT})")
     return DataError(f"{source}: has a validation split of its own ({name!r}), so dataset.val_fraction would hold "
-                     f"out a second one; drop dataset.val_fraction (map ours to it with dataset.splits, e.g. "
-                     f"{{{HELD_OUT_SPLIT}: {name}}}, if its name is not {HELD_OUT_SPLIT})")
+                     f"out a second one; {fix}")
 
 
 def looks_like_validation(name: str) -> bool:
@@ -59,4 +67,5 @@ def looks_like_validation(name: str) -> bool:
     return "val" in lowered or lowered == "dev"
 
 
-__all__ = ["HELD_OUT_SPLIT", "KeyFilter", "held_out", "holdout_filter", "looks_like_validation", "refuse_holdout"]
+__all__ = ["HELD_OUT_SPLIT", "OOD_SPLIT", "KeyFilter", "held_out", "holdout_filter", "looks_like_validation",
+           "refuse_holdout"]

@@ -25,7 +25,7 @@ from vision_bench.data.export_formats import open_export
 from vision_bench.data.external import READ_AS_STORED, ReadOptions, source_split
 from vision_bench.data.hf_datasets import is_hf_source, is_local_hf_source, looks_like_hf_folder, open_hf_dataset
 from vision_bench.data.hf_streaming import open_hf_stream
-from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, looks_like_validation, refuse_holdout
+from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, refuse_holdout
 from vision_bench.data.imports import looks_like_svib, open_pair_folder, open_svib
 from vision_bench.data.manifest import MANIFEST_NAME
 from vision_bench.data.onthefly import OnTheFlyDataset
@@ -142,7 +142,7 @@ def _open_folder(path: Path, split: str, spec: RenderSpec | None, options: ReadO
         return open_export(path, split, spec, render_on=render_on)
     read = split if keep is None else TRAIN_SPLIT
     folder = path / read if (path / read).is_dir() else path
-    own = [sub.name for sub in sorted(path.iterdir()) if sub.is_dir() and looks_like_validation(sub.name)]
+    own = options.own_validation(sub.name for sub in sorted(path.iterdir()) if sub.is_dir())
     if keep is not None and own and not looks_like_hf_folder(path):
         raise refuse_holdout(str(path), own[0])
     if looks_like_svib(folder):

@@ -11,6 +11,7 @@ package is not installed (s3fs, gcsfs, aiohttp for http) is one line naming what
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import time
@@ -130,7 +131,8 @@ class RetryingReader(io.RawIOBase):
                 break
             except Exception as error:  # each file system raises its own types
                 self._failed(error)
-                self.stream.close()
+                with contextlib.suppress(Exception):  # the broken stream: closing it may fail too, and changes nothing
+                    self.stream.close()
                 self.stream = self._reopen()
         view[: len(data)] = data
         self.position += len(data)
@@ -154,19 +156,28 @@ class RetryingReader(io.RawIOBase):
     def _open(self) -> IO[bytes]:
         options = {"block_size": 0} if url_protocol(self.url) in ("http", "https") else {}  # a streamed answer
         stream: IO[bytes] = self.fs.open(self.path, "rb", **options)
-        if self.position:
-            try:
-                stream.seek(self.position)
-            except (ValueError, OSError):  # a stream that cannot seek: read up to where it broke
-                left = self.position
-                while left:
-                    dropped = len(stream.read(min(left, _SKIP_CHUNK)))
-                    if not dropped:
-                        stream.close()
-                        raise DataError(f"{self.url}: ended sooner on a retry than before; it changed while it was "
-                                        "read, so read it again") from None
-                    left -= dropped
+        try:
+            self._skip_to_position(stream)
+        except BaseException:  # a failed seek or skip: the new stream is closed before the next try
+            with contextlib.suppress(Exception):
+                stream.close()
+            raise
         return stream
+
+    def _skip_to_position(self, stream: IO[bytes]) -> None:
+        """Bring a newly opened `stream` to `position`: a seek, or reading up to it where it cannot seek."""
+        if not self.position:
+            return
+        try:
+            stream.seek(self.position)
+        except (ValueError, OSError):  # a stream that cannot seek: read up to where it broke
+            left = self.position
+            while left:
+                dropped = len(stream.read(min(left, _SKIP_CHUNK)))
+                if not dropped:
+                    raise DataError(f"{self.url}: ended sooner on a retry than before; it changed while it was "
+                                    "read, so read it again") from None
+                left -= dropped
 
     def _failed(self, error: Exception) -> None:
         """Wait before the next try, or raise the one-line error when `error` is permanent or the tries are spent."""

@@ -46,7 +46,7 @@ from vision_bench.data.external import (
     square_images,
     stored_spec,
 )
-from vision_bench.data.holdout import TRAIN_SPLIT, KeyFilter, refuse_holdout
+from vision_bench.data.holdout import HELD_OUT_SPLIT, TRAIN_SPLIT, KeyFilter, refuse_holdout
 from vision_bench.data.images import load_image_tensor
 from vision_bench.data.shard_stream import (
     count_samples,
@@ -258,23 +258,22 @@ def open_shard_stream(patterns: str | Mapping[str, str], split: str, spec: Rende
 
 
 def _check_no_validation_shards(patterns: str | Mapping[str, str], options: ReadOptions) -> None:
-    """Refuse a validation split held out of shards that have validation shards of their own: a pattern of its
-    own for one (`dataset.path`'s mapping), or local shards where `{split}` gives one. Shards at URLs or from
-    commands are not probed."""
-    for split in ("val_id", "val_ood"):
-        if not isinstance(patterns, str):
-            if split in patterns:
-                raise refuse_holdout(patterns[split], split)
-            continue
-        name = source_split(split, options.splits)
-        pattern = split_pattern(patterns, name)
-        if is_remote(pattern):
-            continue
-        try:
-            shard_urls(pattern)
-        except DataError:  # no such shards
-            continue
-        raise refuse_holdout(pattern, name)
+    """Refuse a val_id held out of shards that have val_id shards of their own: a pattern of its own
+    (`dataset.path`'s mapping), or local shards where `{split}` gives the source's name for val_id. val_ood
+    shards are read as they are. Shards at URLs or from commands are not probed."""
+    if not isinstance(patterns, str):
+        if HELD_OUT_SPLIT in patterns:
+            raise refuse_holdout(patterns[HELD_OUT_SPLIT], HELD_OUT_SPLIT)
+        return
+    name = source_split(HELD_OUT_SPLIT, options.splits)
+    pattern = split_pattern(patterns, name)
+    if is_remote(pattern):
+        return
+    try:
+        shard_urls(pattern)
+    except DataError:  # no such shards
+        return
+    raise refuse_holdout(pattern, name)
 
 
 __all__ = ["DEFAULT_SHUFFLE_BUFFER", "ShardSamples", "ShardStreamDataset", "TarSamples", "open_shard_stream"]

@@ -7,6 +7,9 @@ reads and predicts and how to load it, the training data (study, task config or 
 evaluation as a table (the metrics `vision-bench evaluate` prints, as metrics.json holds them), the command lines that
 trained it and the run's config, and how timm reads the encoder.
 
+The card is published, so the run's values are shortened first (`vision_bench.io.redact`: no credentials, query
+strings, `pipe:` commands or private paths) and the config's `tracking` section is left out; the card says so.
+
 Everything comes from config.json and a `TrainingRecord` of the run (none for a model saved from Python), so the
 same export writes the same bytes.
 """
@@ -16,11 +19,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from vision_bench.data.hf_card import check_license
 from vision_bench.io.extras import require
+from vision_bench.io.redact import public_data, public_text
 from vision_bench.metrics import listed_in
 from vision_bench.metrics.registry import label, short_label
 from vision_bench.tasks.task_code import TASK_CODE_LENGTH
@@ -31,6 +37,11 @@ if TYPE_CHECKING:
 LIBRARY = "vision-bench"
 TAGS = ("vision-bench", "image-to-image", "arc", "compositional-generalization")
 HUB_DATASET = "hf://"
+REDACTED_NOTE = (
+    "Values that could hold secrets or private paths are shortened above: URLs lose their `user:password@` and "
+    "query string, `pipe:` commands read `pipe:<command>`, absolute paths outside the run keep their last component, "
+    "and the config's `tracking` section is left out; put your own back before training again."
+)
 
 
 @dataclass(frozen=True)
@@ -38,15 +49,21 @@ class TrainingRecord:
     """What a model card says of the run that made the model.
 
     `dataset`: the run's `dataset` section (study, task or path, sizes); `commands`: the command line of each
-    training session, oldest first (environment.json); `config_yaml`: the run's config.yaml; `metrics`: the
-    metrics.json of an evaluation of the exported checkpoint, or None; `checkpoint`: the file exported (best.pt).
+    training session, oldest first (environment.json); `config`: the run's config (config.yaml's data); `metrics`:
+    the metrics.json of an evaluation of the exported checkpoint, or None; `checkpoint`: the file exported (best.pt);
+    `run_dir`: the run's folder (absolute), whose paths the card writes from its name down.
+
+    The card publishes none of it as it is: every value goes through `vision_bench.io.redact` (URLs without
+    credentials or query string, `pipe:` commands and absolute paths outside the run shortened) and the config's
+    `tracking` section (tracking server, project) is left out.
     """
 
     dataset: Mapping[str, Any]
     commands: Sequence[Sequence[str]] = ()
-    config_yaml: str | None = None
+    config: Mapping[str, Any] | None = None
     metrics: Mapping[str, Any] | None = None
     checkpoint: str | None = None
+    run_dir: PurePath | None = None
 
 
 def model_card(config: Mapping[str, Any], record: TrainingRecord | None = None, *,
@@ -74,7 +91,7 @@ def model_card(config: Mapping[str, Any], record: TrainingRecord | None = None, 
 
 def _hub_datasets(record: TrainingRecord | None) -> list[str] | None:
     """The hub dataset the model trained on (`dataset.path: hf://user/name`), for the card's `datasets`."""
-    path = str((record.dataset if record else {}).get("path") or "")
+    path = public_text(str((record.dataset if record else {}).get("path") or ""))
     if not path.startswith(HUB_DATASET) or path.startswith(f"{HUB_DATASET}/"):
         return None
     name = path.removeprefix(HUB_DATASET).removeprefix("datasets/").partition("@")[0].strip("/")
@@ -133,7 +150,7 @@ def _training_data(config: Mapping[str, Any], record: TrainingRecord) -> str:
         source = (f"a task config given inline (in the run's config below){f' ({sizes})' if sizes else ''}"
                   + (f": {description}" if description else ""))
     else:
-        source = f"the dataset `{dataset.get('path')}`"
+        source = f"the dataset `{public_data(dataset.get('path'), record.run_dir)}`"
     lines = ["## Training data", "", f"- **Source**: {source}"]
     spec = config.get("render_spec") or {}
     if spec:
@@ -149,7 +166,7 @@ def _evaluated_on(metrics: Mapping[str, Any]) -> str:
     """What an evaluation's `data` names: a study id, a dataset's path, or the run's own task config."""
     data = metrics.get("data")
     if isinstance(data, Mapping) and (data.get("study") or data.get("path")):
-        return str(data.get("study") or data.get("path"))
+        return public_text(str(data.get("study") or data.get("path")))
     return "the run's task config"
 
 
@@ -203,21 +220,25 @@ def _eval_results(config: Mapping[str, Any], record: TrainingRecord | None) -> l
 def _reproduction(record: TrainingRecord) -> list[str]:
     sections = []
     if record.commands:
-        commands = "\n".join(command_line(command) for command in record.commands)
+        commands = "\n".join(command_line([public_text(str(part), record.run_dir) for part in command])
+                             for command in record.commands)
         resumed = ", then resumed with the next" if len(record.commands) > 1 else ""
         checkpoint = f" (this is its checkpoint `{record.checkpoint}`)" if record.checkpoint else ""
         sections.append(f"## Training\n\nTrained with this command{resumed}{checkpoint}:\n\n```bash\n{commands}\n```")
-    if record.config_yaml:
+    if record.config:
+        config = {key: value for key, value in public_data(record.config, record.run_dir).items() if key != "tracking"}
         sections.append("\n".join([
             "<details><summary>The run's config (config.yaml): <code>vision-bench train config.yaml</code> "
             "trains the model again</summary>",
             "",
             "```yaml",
-            record.config_yaml.rstrip("\n"),
+            yaml.safe_dump(config, sort_keys=False).rstrip("\n"),
             "```",
             "",
             "</details>",
         ]))
+    if sections:
+        sections.append(REDACTED_NOTE)
     return sections
 
 

@@ -28,7 +28,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -162,7 +162,7 @@ class RunLogger:
         self.csv_path = run_dir / METRICS_CSV
         self._columns: list[str] = list(FIXED_COLUMNS)
         self._log_file: _RunLogFile | None = None
-        self._trackers: list[Tracker] = []
+        self._trackers: list[tuple[str, Tracker]] = []  # (name, tracker); one that fails is dropped
         if not enabled:
             return
         kept = [] if resume_step is None else [r for r in read_records(self.path) if r.get("step", 0) <= resume_step]
@@ -174,7 +174,8 @@ class RunLogger:
         logging.getLogger(PACKAGE_LOGGER).addHandler(self._log_file)
         if config is not None:
             try:
-                self._trackers = start_trackers(config.tracking.loggers, tracked_run(config, run_dir, resume_step))
+                names = config.tracking.loggers
+                self._trackers = list(zip(names, start_trackers(names, tracked_run(config, run_dir, resume_step))))
             except BaseException:
                 self.close(failed=True)
                 raise
@@ -196,8 +197,7 @@ class RunLogger:
             self._rewrite_csv(read_records(self.path))
         scalars = _scalars(record)
         if scalars:
-            for tracker in self._trackers:
-                tracker.log_scalars(scalars, record["step"])
+            self._feed_trackers(lambda tracker: tracker.log_scalars(scalars, record["step"]))
 
     def notes(self, step: int, messages: tuple[str, ...]) -> None:
         """Notes about the run (e.g. an option dropped on this device): one `note` record, a train.log line each.
@@ -220,19 +220,36 @@ class RunLogger:
         """An image of these samples for each tracker, a row each: input | target | prediction."""
         if self._trackers:
             image = image_array(sample_grid(inputs, targets, predictions))
-            for tracker in self._trackers:
-                tracker.log_image(tag, image, step)
+            self._feed_trackers(lambda tracker: tracker.log_image(tag, image, step))
+
+    def _feed_trackers(self, send: Callable[[Tracker], None]) -> None:
+        """`send` to each tracker; one that raises is named in one warning and dropped, and training goes on (the
+        run's own records, metrics.jsonl and metrics.csv, are complete without it)."""
+        kept = []
+        for name, tracker in self._trackers:
+            try:
+                send(tracker)
+            except Exception as error:
+                logger.warning("tracker %s failed and is dropped for the rest of this session: %s", name,
+                               _one_line(error))
+                _close_quietly(name, tracker, failed=True)
+            else:
+                kept.append((name, tracker))
+        self._trackers = kept
 
     def close(self, failed: bool = False) -> None:
         """Close the trackers (`failed`: the session ended by an error) and detach train.log from the
-        `vision_bench` logger."""
+        `vision_bench` logger. Never raises for a tracker: one whose `close` fails is named in a warning and the
+        others are closed all the same."""
         trackers, self._trackers = self._trackers, []
-        for tracker in trackers:
-            tracker.close(failed)
-        if self._log_file is not None:
-            logging.getLogger(PACKAGE_LOGGER).removeHandler(self._log_file)
-            self._log_file.close()
-            self._log_file = None
+        try:
+            for name, tracker in trackers:
+                _close_quietly(name, tracker, failed)
+        finally:
+            if self._log_file is not None:
+                logging.getLogger(PACKAGE_LOGGER).removeHandler(self._log_file)
+                self._log_file.close()
+                self._log_file = None
 
     def _rewrite_csv(self, records: list[JSONDict]) -> None:
         self._columns = csv_columns(records)
@@ -256,6 +273,19 @@ def messages_above_progress_bar(enabled: bool) -> Iterator[None]:
 
 def _is_console_handler(handler: logging.Handler) -> bool:
     return isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.stderr)
+
+
+def _one_line(error: BaseException) -> str:
+    """An error as one line: its type and its message's words."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
+
+
+def _close_quietly(name: str, tracker: Tracker, failed: bool) -> None:
+    """`tracker.close(failed)`, a failure a warning naming the tracker."""
+    try:
+        tracker.close(failed)
+    except Exception as error:
+        logger.warning("tracker %s could not be closed: %s", name, _one_line(error))
 
 
 def _scalars(record: JSONDict) -> dict[str, float]:

@@ -338,7 +338,10 @@ class _Run:
             )
             run_log.write_log_line(result.summary())  # the caller prints it; train.log keeps it
         except BaseException:
-            run_log.close(failed=True)
+            try:
+                run_log.close(failed=True)
+            except Exception as error:  # the session's own error is the one to show
+                logger.warning("closing the run's log after an error failed too: %s", error)
             raise
         run_log.close()
         return result

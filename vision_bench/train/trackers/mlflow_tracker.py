@@ -6,7 +6,8 @@ characters MLflow allows; both cut to MLflow's lengths; sent 100 at a time, MLfl
 are metrics at their step and the sample images are MLflow's step images (`log_image(key=, step=)`). The
 MLflow run's id is kept in RUN_DIR/tracking.json, so a resumed session continues the same run. MLflow's
 parameters cannot change: a resumed session logs the keys the run lacks, and a key whose value changed (a
-longer run's `training.epochs`) as a tag of the same name holding the value in force.
+longer run's `training.epochs`) as a tag of the same name holding the value in force. The id is stored as soon
+as the run exists, and a start that fails after that ends the run FAILED (no run is left RUNNING).
 
 The `mlflow` extra installs `mlflow-skinny`, which tracks to a server (`http://HOST:5000`) or, with
 MLFLOW_ALLOW_FILE_STORE=true, to a folder (`file:./mlruns`); MLflow 3's default, `sqlite:///mlflow.db`, needs the
@@ -16,6 +17,7 @@ full `mlflow` package.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -28,6 +30,7 @@ from vision_bench.io.documents import JSONDict, flatten
 from vision_bench.train.trackers.base import TRACKERS, TrackedRun, TrackerSpec, store_id, stored_id
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 def mlflow_key(key: str, length: int) -> str:
@@ -60,9 +63,11 @@ class MlflowTracker:
 
         self.metric, self.key_length = Metric, MAX_ENTITY_KEY_LENGTH
         where = run.mlflow_tracking_uri or get_tracking_uri()
+        started: str | None = None  # the run's id once it exists
         try:
             self.client = MlflowClient(run.mlflow_tracking_uri)
-            self.run_id = stored_id(run, "mlflow") or self._new_run(run)
+            self.run_id = started = stored_id(run, "mlflow") or self._new_run(run)
+            store_id(run, "mlflow", self.run_id)  # at once: whatever fails next, the run is found again
             self.client.update_run(self.run_id, status="RUNNING")
             logged = self.client.get_run(self.run_id).data.params
             config = parameters(run.config, MAX_ENTITY_KEY_LENGTH, MAX_PARAM_VAL_LENGTH)
@@ -73,10 +78,22 @@ class MlflowTracker:
             for tags in batches(changed, MAX_PARAMS_TAGS_PER_BATCH):
                 self.client.log_batch(self.run_id, tags=tags)
         except MlflowException as error:
+            self._end_failed_start(started)
             message = " ".join(str(error).split())
             raise ConfigError(f"MLflow could not start the run at {where}: {message}; set "
                               "tracking.mlflow.tracking_uri (or MLFLOW_TRACKING_URI)") from None
-        store_id(run, "mlflow", self.run_id)
+        except BaseException:
+            self._end_failed_start(started)
+            raise
+
+    def _end_failed_start(self, run_id: str | None) -> None:
+        """A start that failed after the run existed ends it FAILED, so that no run stays RUNNING forever."""
+        if run_id is None:
+            return
+        try:
+            self.client.set_terminated(run_id, status="FAILED")
+        except Exception as error:  # the start's own error is the one to show
+            logger.warning("MLflow run %s could not be marked FAILED: %s", run_id, error)
 
     def _new_run(self, run: TrackedRun) -> str:
         experiment = self.client.get_experiment_by_name(run.project)

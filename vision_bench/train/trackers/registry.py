@@ -7,6 +7,7 @@ None of the backend modules imports its tracker's package until the tracker star
 from __future__ import annotations
 
 import importlib.util
+import logging
 from collections.abc import Iterable, Sequence
 
 from vision_bench.errors import ConfigError
@@ -16,6 +17,8 @@ from vision_bench.train.trackers.base import TRACKERS, TrackedRun, Tracker
 # Importing a backend's module registers it; `TRACKERS` lists them in this order.
 from vision_bench.train.trackers import tensorboard_tracker, wandb_tracker, mlflow_tracker  # noqa: F401
 # isort: on
+
+logger = logging.getLogger(__name__)
 
 
 def check_installed(names: Iterable[str]) -> None:
@@ -34,8 +37,11 @@ def start_trackers(names: Sequence[str], run: TrackedRun) -> list[Tracker]:
         for name in names:
             started.append(TRACKERS[name].start(run))
     except BaseException:
-        for tracker in started:
-            tracker.close(failed=True)
+        for name, tracker in zip(names, started):
+            try:
+                tracker.close(failed=True)
+            except Exception as error:  # the start's own error is the one to show
+                logger.warning("tracker %s could not be closed: %s", name, error)
         raise
     return started
 
