@@ -336,7 +336,7 @@ def test_tensorboard_event_files_hold_the_config_as_hparams_scalars_and_images(t
 
 
 @pytest.fixture
-def wandb_offline(tmp_path: Path, monkeypatch) -> None:
+def wandb_offline(tmp_path: Path, monkeypatch) -> Iterator[None]:
     """W&B offline, its settings and caches under tmp_path, silent and without console capture."""
     pytest.importorskip("wandb")
     for name, value in (("WANDB_MODE", "offline"), ("WANDB_SILENT", "true"), ("WANDB_CONSOLE", "off"),
@@ -344,6 +344,11 @@ def wandb_offline(tmp_path: Path, monkeypatch) -> None:
                         ("WANDB_DATA_DIR", tmp_path / "wandb-data")):
         monkeypatch.setenv(name, str(value))
     monkeypatch.delenv("WANDB_DIR", raising=False)
+    import wandb
+
+    wandb.teardown()  # W&B reads these variables when its process-wide service starts: start a fresh one
+    yield
+    wandb.teardown()
 
 
 def wandb_records(path: Path) -> Iterator[Any]:
