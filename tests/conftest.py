@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 # The weights folder as the user has it (README's test command fills it with `vision-bench weights
-# get lpips`): only the tests that check LPIPS against its published values read it.
-USER_WEIGHTS_DIR = Path(os.environ.get("VISION_BENCH_WEIGHTS") or "~/.cache/vision-bench/weights").expanduser()
+# get lpips`): only the tests that check LPIPS against its published values read it. Remembered in a
+# variable of its own, because the pytest-xdist workers inherit the isolated VISION_BENCH_WEIGHTS below.
+_USER_WEIGHTS = os.environ.setdefault(
+    "VISION_BENCH_TESTS_USER_WEIGHTS", os.environ.get("VISION_BENCH_WEIGHTS") or "~/.cache/vision-bench/weights")
+USER_WEIGHTS_DIR = Path(_USER_WEIGHTS).expanduser()
 _ISOLATED = tempfile.mkdtemp(prefix="vision-bench-tests-")
 os.environ["VISION_BENCH_WEIGHTS"] = os.path.join(_ISOLATED, "weights")
 os.environ["TORCH_HOME"] = os.path.join(_ISOLATED, "torch")
