@@ -72,6 +72,15 @@ def split_options(options: dict[str, Any]) -> tuple[SharedOptions, dict[str, Any
     return shared, rest
 
 
+def check_from_scratch(name: str, shared: SharedOptions, *, like: str, predicts: str) -> None:
+    """Refuse, in one line each, pretrained weights and the image heads' options for a paper's own model that trains
+    from scratch (`like`: as whose models do) and predicts its own way (`predicts`: what and with which loss)."""
+    if shared.has_weights:
+        raise ConfigError(f"{name} trains from scratch, as {like}; remove pretrained and pretrained_file")
+    if shared.head != "rgb" or shared.loss is not None:
+        raise ConfigError(f"{name} {predicts}; drop the options head and loss")
+
+
 def reject_options(rest: dict[str, Any], model: str, hint: str) -> None:
     """A `ConfigError` naming the options `model` does not take, if any."""
     if rest:

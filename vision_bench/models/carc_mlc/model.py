@@ -62,7 +62,7 @@ from vision_bench.models.carc_mlc.tokens import (
 )
 from vision_bench.models.cogitao.grid_io import cell_size
 from vision_bench.models.drawing import draw_grids, render_spec_of
-from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+from vision_bench.models.options import FamilyOptions, SharedOptions, check_from_scratch, option, positive_int
 from vision_bench.models.svib import input_grids
 from vision_bench.registry import unknown_name_message
 
@@ -127,12 +127,8 @@ class CarcModel(TrainableModel):
         name = f"carc:{preset}"
         if preset not in PRESETS:
             raise UnknownNameError(unknown_name_message("carc preset", preset, PRESETS))
-        if shared.has_weights:
-            raise ConfigError(f"{name} trains from scratch, as C-ARC's model does; remove pretrained and "
-                              "pretrained_file")
-        if shared.head != "rgb" or shared.loss is not None:
-            raise ConfigError(f"{name} predicts the query's output grid as patch tokens and trains with its own "
-                              "loss; drop the options head and loss")
+        check_from_scratch(name, shared, like="C-ARC's model does", predicts=(
+            "predicts the query's output grid as patch tokens and trains with its own loss"))
         if shared.task_conditioning:
             raise ConfigError(f"{name} reads the episode's study examples and no task code, as released; drop "
                               "task_conditioning")

@@ -67,7 +67,7 @@ from vision_bench.models.cogitao.vanilla_tf import WIDTH, VanillaTransformerEnco
 from vision_bench.models.cogitao.visual_tokens import MARGIN, VT_CLASSES, ImageCanvasStem, visual_token_canvas
 from vision_bench.models.conditioning import check_task_code
 from vision_bench.models.drawing import draw_grids, render_spec_of
-from vision_bench.models.options import FamilyOptions, SharedOptions, option, positive_int
+from vision_bench.models.options import FamilyOptions, SharedOptions, check_from_scratch, option, positive_int
 from vision_bench.models.svib import input_grids
 from vision_bench.registry import unknown_name_message
 
@@ -131,13 +131,10 @@ class CogitaoModel(TrainableModel):
         name = f"cogitao:{preset}"
         if preset not in PRESETS:
             raise UnknownNameError(unknown_name_message("cogitao preset", preset, PRESETS))
-        if shared.has_weights:
-            raise ConfigError(f"{name} trains from scratch, as COGITAO's baselines do; remove pretrained and "
-                              "pretrained_file")
         spec = PRESETS[preset]
-        if shared.head != "rgb" or shared.loss is not None:
-            raise ConfigError(f"{name} predicts one of {spec.classes} classes per grid cell and trains with its own "
-                              "loss against the target grid; drop the options head and loss")
+        check_from_scratch(name, shared, like="COGITAO's baselines do", predicts=(
+            f"predicts one of {spec.classes} classes per grid cell and trains with its own loss against the target "
+            "grid"))
         if options.input == "image" and not spec.images:
             made = ("its cells are tokens of the table its target is written in" if preset == "llada" else
                     "its looped body reads the visual-token canvas as classes")

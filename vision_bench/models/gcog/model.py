@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from vision_bench.errors import ConfigError, UnknownNameError
+from vision_bench.errors import UnknownNameError
 from vision_bench.models.base import MODELS, TrainableModel
 from vision_bench.models.cogitao.grid_io import CLASSES, DEFAULT_GRID_SIZE, INPUTS, cell_head
 from vision_bench.models.cogitao.model import CogitaoModel, CogitaoOptions
@@ -36,7 +36,7 @@ from vision_bench.models.gcog.tokens import (
     rule_tokens,
     with_eos,
 )
-from vision_bench.models.options import SharedOptions, option, positive_int
+from vision_bench.models.options import SharedOptions, check_from_scratch, option, positive_int
 from vision_bench.registry import unknown_name_message
 
 ENCODERS = {
@@ -96,12 +96,8 @@ class GcogModel(CogitaoModel):
         name = f"gcog:{preset}"
         if preset not in PRESETS:
             raise UnknownNameError(unknown_name_message("gcog preset", preset, PRESETS))
-        if shared.has_weights:
-            raise ConfigError(f"{name} trains from scratch, as gCOG's models do; remove pretrained and "
-                              "pretrained_file")
-        if shared.head != "rgb" or shared.loss is not None:
-            raise ConfigError(f"{name} predicts one of {CLASSES} classes per grid cell and trains with "
-                              "cross-entropy against the target grid; drop the options head and loss")
+        check_from_scratch(name, shared, like="gCOG's models do", predicts=(
+            f"predicts one of {CLASSES} classes per grid cell and trains with cross-entropy against the target grid"))
         TrainableModel.__init__(self, preset, shared)  # the canvas attributes below are CogitaoModel's
         self.head = "cells"
         self.input_kind = options.input
