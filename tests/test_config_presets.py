@@ -39,6 +39,8 @@ PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
 COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml"]
 """Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
 CARC_MODEL_FILES = ["carc_mlc.yaml"]
+GCOG_MODEL_FILES = ["gcog_models.yaml"]
+"""Paper-scale presets of gCOG's own six architectures (`gcog:`) on the gCOG splits."""
 """Paper-scale presets of C-ARC's MLC model (`carc:mlc`) and its Table 2 ablations, at the paper's optimizer."""
 SVIB_FILES = ["svib.yaml"]
 """Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
@@ -88,7 +90,7 @@ def _first_cell_configs(config: BenchConfig) -> list:
 
 def test_every_preset_exists_at_both_scales():
     assert sorted(p.name for p in PAPER.glob("*.yaml")) == sorted([*PAPER_FILES, *SVIB_FILES, *COGITAO_MODEL_FILES,
-                                                                    *CARC_MODEL_FILES])
+                                                                    *CARC_MODEL_FILES, *GCOG_MODEL_FILES])
     assert sorted(p.name for p in SMOKE.glob("*.yaml")) == sorted([*PRESET_FILES, *SVIB_FILES])
     assert {PAPER / name for name in PAPER_FILES} | {SMOKE / name for name in PRESET_FILES} <= set(BENCH_CONFIGS)
 
@@ -101,9 +103,10 @@ def test_rule_presets_cover_every_study_of_their_family(family, files):
 
 @pytest.mark.parametrize("path", BENCH_CONFIGS, ids=lambda p: str(p.relative_to(CONFIGS)))
 def test_conditioned_models_read_the_codes_of_their_studies(path):
-    """A conditioned model's vocabulary holds every token of its studies' codes and its task_code_length is theirs."""
+    """A conditioned model's vocabulary holds every token of its studies' codes, and its task_code_length is theirs
+    when given (left unset, training sets the study's: test_gcog_models)."""
     from vision_bench.models.conditioning import resolve_vocab_size
-    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, TASK_CODE_LENGTH, VOCAB_SIZE
+    from vision_bench.tasks.task_code import FULL_VOCAB_SIZE, VOCAB_SIZE
 
     config = load_bench_config(path)
     studies = [get_study(e, n_train=1, n_val=1, n_test=1) for e in _experiments(config) if e in STUDIES]
@@ -114,7 +117,8 @@ def test_conditioned_models_read_the_codes_of_their_studies(path):
         for study in studies:
             needed = VOCAB_SIZE if study.rules is None else FULL_VOCAB_SIZE
             assert vocabulary >= needed, f"{model.display}: task_conditioning {vocabulary} < {needed}"
-            assert model.options.get("task_code_length", TASK_CODE_LENGTH) == study.task_code_length, model.display
+            given = model.options.get("task_code_length", study.task_code_length)
+            assert given == study.task_code_length, model.display
 
 
 @pytest.mark.parametrize("path", BENCH_CONFIGS, ids=lambda p: str(p.relative_to(CONFIGS)))

@@ -207,3 +207,33 @@ def test_productive_codes_of_ten_tokens_are_read_and_a_wrong_length_is_one_line(
     with pytest.raises(ConfigError, match="task_code_length") as caught:
         model(grids, codes[:, :4])
     assert "\n" not in str(caught.value)
+
+
+def test_training_reads_codes_of_the_studys_length_when_none_is_given() -> None:
+    """gcog/productive/5's codes hold 10 tokens: a conditioned model left without task_code_length is built for 10
+    (config.yaml says so); a length given, an unconditioned model and a study of default-length codes keep their
+    options as written."""
+    from vision_bench.tasks.studies import get_study
+    from vision_bench.train.components import resolve_config
+
+    def resolved(options: dict, study: str = "gcog/productive/5") -> dict:
+        config = run_config("sst", {}).replace(model={"name": "gcog:sst", "options": options})
+        return resolve_config(config, RenderSpec(size=(40, 40)), get_study(study)).model.options
+
+    assert resolved({"task_conditioning": 101}) == {"task_conditioning": 101, "grid_size": 20,
+                                                    "task_code_length": 10}
+    assert resolved({"task_conditioning": 101, "task_code_length": 12})["task_code_length"] == 12
+    assert "task_code_length" not in resolved({})
+    assert "task_code_length" not in resolved({"task_conditioning": 101}, "gcog/distractor/10")
+
+
+def test_a_conditioned_model_trains_on_productive_codes_without_a_length_given(tmp_path) -> None:
+    """The run reads gcog/productive/5's 10-token codes, records the length, and reloads at it."""
+    from vision_bench.train import load_checkpoint
+
+    config = run_config("perceiver", {}).replace(dataset={
+        "study": "gcog/productive/5", "n_train": 4, "n_val": 2, "spec": {"size": [40, 40]}, "val_splits": ["val_id"]})
+    train(config, tmp_path / "run", progress=False)
+    assert TrainConfig.from_yaml(tmp_path / "run" / "config.yaml").model.options["task_code_length"] == 10
+    _, reloaded, _ = load_checkpoint(tmp_path / "run" / "checkpoints" / "best.pt")
+    assert reloaded.model.options["task_code_length"] == 10

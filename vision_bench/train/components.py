@@ -43,15 +43,23 @@ def resolve_config(config: TrainConfig, spec: RenderSpec, task_config: TaskConfi
     """`config` with `dataset.spec` spelled out in full and, for a model that reads grids on a fixed canvas left
     unset (`ImageToImageModel.canvas_option`), the canvas of `task_config` (the data's, `data_task_config`; None
     for data made elsewhere) as its size, as stored in config.yaml and checkpoints: a reloaded model is built at
-    the size it trained at."""
+    the size it trained at. A task-conditioned model left without `task_code_length` reads codes of the data's
+    length, set here when it differs from the default (so the configs of runs that read default-length codes are
+    unchanged)."""
     from vision_bench.models.registry import model_family
     from vision_bench.tasks.config import experiment_canvas
+    from vision_bench.tasks.task_code import TASK_CODE_LENGTH
 
     dataset = config.dataset.model_copy(update={"spec": spec.to_dict()})
     model = config.model
-    option = model_family(model.name).canvas_option(model.options)
+    options = dict(model.options)
+    option = model_family(model.name).canvas_option(options)
     if option is not None and task_config is not None:
-        options = {**model.options, option: max(experiment_canvas(task_config))}
+        options[option] = max(experiment_canvas(task_config))
+    if (options.get("task_conditioning") and "task_code_length" not in options and task_config is not None
+            and task_config.task_code_length != TASK_CODE_LENGTH):
+        options["task_code_length"] = task_config.task_code_length
+    if options != model.options:
         model = model.model_copy(update={"options": options})
     return config.replace(dataset=dataset, model=model)
 

@@ -10,31 +10,18 @@ Then the three rules, per model and task; a model with no passed run in a settin
 from __future__ import annotations
 
 import csv
-import math
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from verdict_stats import mean_sem, shown  # noqa: E402  (what every study's verdicts share)
+
 GATE_METRIC, GATE_SPLIT = "factor_accuracy", "test_id"  # study.yaml's gate; results.csv says who passed it
 ALPHAS = ("0.0", "0.2", "0.6")
 FAILS_BELOW = 50.0  # rule 1: mean OOD factor accuracy at alpha 0.0 below 50%
 SOLVES_AT_LEAST = 90.0  # rule 3: every passed Oracle run >= 90% OOD factor accuracy at 0.2 and 0.6
-
-
-def mean_sem(values: list[float]) -> tuple[float, float]:
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, math.nan
-    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return mean, math.sqrt(variance / len(values))
-
-
-def shown(values: list[float], digits: int) -> str:
-    if not values:
-        return "-"
-    mean, sem = mean_sem(values)
-    return f"{mean:.{digits}f}" + ("" if math.isnan(sem) else f" ± {sem:.{digits}f}")
 
 
 def main() -> None:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parent))
-from verdicts import mean_sem, shown  # noqa: E402  (the parent study's helpers)
+sys.path.insert(0, str(HERE.parents[1]))
+from verdict_stats import mean_sem, shown  # noqa: E402  (what every study's verdicts share)
 
 GATE_METRIC, GATE_SPLIT = "factor_accuracy", "test_id"  # study.yaml's gate; results.csv says who passed it
 MATCH_SEMS = 2.0  # rule B: means within twice the root of the sum of the squared SEMs
