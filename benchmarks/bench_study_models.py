@@ -1,16 +1,18 @@
 """The cost of one training step of each named model on real batches of a study, against a baseline model, same run.
 
     python benchmarks/bench_study_models.py --study gcog/distractor/10 --size 40 --layout cell:2:top-left \
-        --option task_conditioning=101 --option grid_size=20 --baseline cogitao:resnet \
-        --models gcog:rnn gcog:gru gcog:sst gcog:dst gcog:crossattn gcog:perceiver
-    python benchmarks/bench_study_models.py --study carc/systematicity/1860 --size 68 --palette c-arc --batch 200 \
-        --baseline carc:mlc --models 'carc:mlc[copy_task=false]' 'carc:mlc[drop_study=level-1]'
+        --option task_conditioning=101 --option grid_size=20 --batch 32 --baseline cogitao:resnet \
+        --steps 3 --models gcog:rnn gcog:gru gcog:sst gcog:dst gcog:crossattn gcog:perceiver
+    python benchmarks/bench_study_models.py --study carc/systematicity/1860 --size 68 --layout cell:1:top-left \
+        --palette c-arc --batch 20 --steps 2 --baseline carc:mlc \
+        --models carc:mlc 'carc:mlc[copy_task=false]' 'carc:mlc[drop_study=level-1]' 'carc:mlc[input=image]'
 
-A model is `NAME` or `NAME[key=value,...]` (values read as YAML); every `--option` goes to every model. The batch is
-`--batch` samples of the study's training split, collated and put on the device as training does; each model's
-step (its own `training_loss`, backward, AdamW) is timed alternately with the baseline's, step by step, so a drifting
-machine biases neither side. Prints the median step, the ratio to the baseline's, and `predict_grids` on the batch
-once per model (greedy decoding for carc:mlc).
+A model is `NAME` or `NAME[key=value,...]` (values read as YAML); every `--option` goes to every model, and a model
+reads task codes of the study's length unless `--option task_code_length=N` says otherwise, as training builds it.
+The batch is `--batch` samples of the study's training split, collated and put on the device as training does; each
+model's step (its own `training_loss`, backward, AdamW) is timed alternately with the baseline's, step by step, so a
+drifting machine biases neither side. Prints the median step, the ratio to the baseline's, and `predict_grids` on the
+batch once per model (greedy decoding for carc:mlc).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from vision_bench.data import open_dataset
 from vision_bench.data.collate import collate
 from vision_bench.data.device import to_device_batch
 from vision_bench.models import create_model
+from vision_bench.train.components import data_task_config
 
 MODEL = re.compile(r"^(?P<name>[^\[\]]+)(\[(?P<options>.*)\])?$")
 
@@ -61,7 +64,9 @@ def main() -> None:
     spec = RenderSpec.from_dict({"size": [args.size, args.size], "layout": args.layout, "palette": args.palette})
     dataset = open_dataset(args.study, "train", spec, n_train=args.batch)
     batch = to_device_batch(collate([dataset[index] for index in range(args.batch)]), spec, device)
+    task = data_task_config(dataset)
     shared = {"image_size": args.size, "render_spec": spec,
+              **({} if task is None else {"task_code_length": task.task_code_length}),
               **{key: yaml.safe_load(value) for key, value in (o.split("=", 1) for o in args.option)}}
 
     def build(text: str) -> torch.nn.Module:

@@ -39,9 +39,9 @@ PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
 COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml"]
 """Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
 CARC_MODEL_FILES = ["carc_mlc.yaml"]
+"""Paper-scale presets of C-ARC's MLC model (`carc:mlc`) and its Table 2 ablations, at the paper's optimizer."""
 GCOG_MODEL_FILES = ["gcog_models.yaml"]
 """Paper-scale presets of gCOG's own six architectures (`gcog:`) on the gCOG splits."""
-"""Paper-scale presets of C-ARC's MLC model (`carc:mlc`) and its Table 2 ablations, at the paper's optimizer."""
 SVIB_FILES = ["svib.yaml"]
 """Presets at both scales with SVIB's own scale (64,000 / 8,000 episodes, batch 40), checked on their own."""
 CONDITIONED = ("compgen", "experiment0", "regime_", "sample_efficiency", "worldmodel")

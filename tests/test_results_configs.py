@@ -9,14 +9,14 @@ from vision_bench.bench import run_bench
 from vision_bench.bench.config import BenchConfig
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
-STUDIES = sorted(RESULTS.glob("*/study.yaml"))
+STUDIES = sorted(RESULTS.rglob("study.yaml"))
 
 
 def test_the_studies_exist() -> None:
-    assert {path.parent.name for path in STUDIES} >= {"compgen_c1", "envgen", "alpha_sweep"}
+    assert {path.parent.name for path in STUDIES} >= {"compgen_c1", "envgen", "alpha_sweep", "gcog", "carc", "3shot"}
 
 
-@pytest.mark.parametrize("path", STUDIES, ids=lambda path: path.parent.name)
+@pytest.mark.parametrize("path", STUDIES, ids=lambda path: path.parent.relative_to(RESULTS).as_posix())
 def test_study_config_loads_and_names_its_command(path: Path) -> None:
     config = BenchConfig.from_yaml(path)
     assert config.models and config.seeds

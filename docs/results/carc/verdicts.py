@@ -69,22 +69,25 @@ def main() -> None:
     out += ["", "| rule | verdict |", "|---|---|"]
     control = ood("MLC", "3shot")
     if len(control) < CONTROL_RUNS:
-        holds = f"does not hold: {len(control)} of 3 runs passed the gate"
+        held, words = False, f"does not hold: {len(control)} of 3 runs passed the gate"
     else:
         mean = mean_sem(control)[0]
-        holds = f"{'holds' if mean >= CONTROL_AT_LEAST else 'does not hold'} (mean OOD {mean:.1f})"
-    out.append(f"| positive control: MLC solves 3-Shot | {holds} |")
+        held = mean >= CONTROL_AT_LEAST
+        words = f"{'holds' if held else 'does not hold'} (mean OOD {mean:.1f})"
+    out.append(f"| positive control: MLC solves 3-Shot | {words} |")
     full, no_copy = ood("MLC", "systematicity"), ood("MLC - no copy task", "systematicity")
     if not full:
-        out.append("| A. MLC generalises systematically | no verdict: no passed run of MLC |")
+        systematic = "no verdict: no passed run of MLC"
     else:
         mean = mean_sem(full)[0]
-        verdict = "holds" if mean >= GENERALISES_AT_LEAST else "does not hold"
-        out.append(f"| A. MLC generalises systematically | {verdict} (mean OOD {mean:.1f}) |")
-    out.append(f"| B. the copy task helps | {leads('MLC', 'MLC - no copy task', full, no_copy)} |")
+        systematic = f"{'holds' if mean >= GENERALISES_AT_LEAST else 'does not hold'} (mean OOD {mean:.1f})"
+    copy_task = leads("MLC", "MLC - no copy task", full, no_copy)
+    if not held:  # the rule stated before the runs: without the control, the model did not learn the task
+        systematic, copy_task = (f"no verdict: the positive control does not hold, so the model did not learn the task "
+                                 f"at this budget ({said})" for said in (systematic, copy_task))
+    out.append(f"| A. MLC generalises systematically | {systematic} |")
+    out.append(f"| B. the copy task helps | {copy_task} |")
     sys.stdout.write("\n".join(out) + "\n")
-
-
 
 
 if __name__ == "__main__":

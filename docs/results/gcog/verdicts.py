@@ -40,6 +40,9 @@ def main() -> None:
     baseline: dict[tuple[str, str], float] = {}  # (baseline, level) -> OOD grid accuracy
     with open(HERE / "results.csv", newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
+            run = (row["model"], row["experiment"], int(row["seed"] or 0))  # a baseline has no seed
+            if row["baseline"] == "false" and row["split"] == GATE_SPLIT and row["metric"] == GATE_METRIC:
+                gate[run] = (row["gate"] == "passed", float(row["value"] or "nan"))  # no value fails the gate
             if not row["value"]:
                 continue
             if row["baseline"] == "true":
@@ -48,9 +51,6 @@ def main() -> None:
                         if experiment == row["experiment"] and folder is None:
                             baseline[(row["model"], level)] = float(row["value"])
                 continue
-            run = (row["model"], row["experiment"], int(row["seed"]))
-            if row["split"] == GATE_SPLIT and row["metric"] == GATE_METRIC:
-                gate[run] = (row["gate"] == "passed", float(row["value"]))
             if row["split"] == "test_ood" and row["metric"] == METRIC:
                 for level, (experiment, folder) in LEVELS.items():
                     if experiment == run[1] and folder is None:
@@ -66,36 +66,46 @@ def main() -> None:
     out = ["| model | experiment | seed | gate | ID grid accuracy (%) | OOD grid accuracy (%) |",
            "|---|---|---|---|---|---|"]
     for run, (ok, id_value) in sorted(gate.items()):
-        values = ", ".join(f"{level}: {ood[(run, level)]:.1f}" for level, (e, _) in LEVELS.items()
-                           if e == run[1] and (run, level) in ood)
+        values = ", ".join(f"{level}: {ood[(run, level)]:.1f}" if (run, level) in ood else f"{level}: not evaluated"
+                           for level, (e, _) in LEVELS.items() if e == run[1])
         out.append(f"| {run[0]} | {run[1]} | {run[2]} | {'passed' if ok else 'failed'} | {id_value:.1f} | {values} |")
     out += ["", "| model | " + " | ".join(LEVELS) + " |", "|---|" + "---|" * len(LEVELS)]
 
-    def passed(model: str, level: str) -> list[float]:
-        experiment = LEVELS[level][0]
-        return [ood[(run, level)] for run, (ok, _) in sorted(gate.items())
-                if ok and run[0] == model and run[1] == experiment and (run, level) in ood]
+    def runs(model: str, level: str, *, passing: bool) -> list[Run]:
+        return [run for run, (ok, _) in sorted(gate.items())
+                if run[0] == model and run[1] == LEVELS[level][0] and (ok or not passing)]
 
-    def trained(model: str, level: str) -> int:
-        return sum(1 for run in gate if run[0] == model and run[1] == LEVELS[level][0])
+    def passed(model: str, level: str) -> list[float]:
+        """The passed runs' OOD grid accuracy at `level`, of those that have it (`unevaluated` names the others)."""
+        return [ood[(run, level)] for run in runs(model, level, passing=True) if (run, level) in ood]
+
+    def cell(model: str, level: str) -> str:
+        missing = [run for run in runs(model, level, passing=True) if (run, level) not in ood]
+        scored = f"{len(runs(model, level, passing=True))} of {len(runs(model, level, passing=False))} passed: "
+        return scored + (f"{len(missing)} not evaluated (run.sh)" if missing else shown(passed(model, level), 1))
 
     for model in MODELS:
-        cells = [f"{len(passed(model, level))} of {trained(model, level)} passed: {shown(passed(model, level), 1)}"
-                 for level in LEVELS]
-        out.append(f"| {model} | " + " | ".join(cells) + " |")
+        out.append(f"| {model} | " + " | ".join(cell(model, level) for level in LEVELS) + " |")
     for name in ("copy_input", "ground_truth"):
         cells = [f"{baseline[(name, level)]:.1f}" if (name, level) in baseline else "-" for level in LEVELS]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
+    def unevaluated(*pairs: tuple[str, str]) -> str | None:
+        """'no verdict' when a passed run of a compared model lacks a level's evaluation, else None."""
+        short = [f"{model} at {level}" for model, level in pairs
+                 if len(passed(model, level)) < len(runs(model, level, passing=True))]
+        return f"no verdict: passed runs not evaluated ({', '.join(short)}): run run.sh again" if short else None
+
     out += ["", "| rule | verdict |", "|---|---|"]
-    for better in ("CrossAttn", "Perceiver"):
-        verdict = leads(better, "SSTfmr", passed(better, "distractors 40"), passed("SSTfmr", "distractors 40"))
-        out.append(f"| A. {better} beats SSTfmr at 40 distractors | {verdict} |")
-    for better in ("CrossAttn", "Perceiver"):
-        verdict = leads(better, "SSTfmr", passed(better, "systematic depth 1"), passed("SSTfmr", "systematic depth 1"))
-        out.append(f"| B. {better} beats SSTfmr on unseen pairings (systematic depth 1) | {verdict} |")
+    for rule, level, words in (("A", "distractors 40", "at 40 distractors"),
+                               ("B", "systematic depth 1", "on unseen pairings (systematic depth 1)")):
+        for better in ("CrossAttn", "Perceiver"):
+            verdict = unevaluated((better, level), ("SSTfmr", level)) or leads(
+                better, "SSTfmr", passed(better, level), passed("SSTfmr", level))
+            out.append(f"| {rule}. {better} beats SSTfmr {words} | {verdict} |")
     for model in MODELS:
-        out.append(f"| C. {model} does not generalise productively | "
-                   f"{fails(passed(model, 'productive depth 5'), passed(model, 'productive depth 7'))} |")
+        verdict = unevaluated((model, "productive depth 5"), (model, "productive depth 7")) or fails(
+            passed(model, "productive depth 5"), passed(model, "productive depth 7"))
+        out.append(f"| C. {model} does not generalise productively | {verdict} |")
     sys.stdout.write("\n".join(out) + "\n")
 
 
@@ -108,8 +118,6 @@ def extra_baselines(path: Path) -> dict[str, float]:
     """The baselines' test_ood grid accuracy in one of run.sh's extra evaluations (the same samples for every run)."""
     baselines = json.loads(path.read_text(encoding="utf-8"))["baselines"]
     return {name: float(entry["splits"]["test_ood"]["metrics"][METRIC]) for name, entry in baselines.items()}
-
-
 
 
 def fails(depth5: list[float], depth7: list[float]) -> str:
