@@ -200,7 +200,7 @@ def test_a_shard_writes_only_its_cells_and_says_how_to_collect(sharded_and_plain
         (f"once every shard has finished, collect them: vision-bench bench {shared.parent / 'tiny.yaml'} --out "
          f"{shared} --collect-only --set '{SEEDS}'"),
     ]
-    assert sharded_and_plain["after_shard0"] == ["baselines", "bench.yaml", "runs"]  # no report, no results
+    assert sharded_and_plain["after_shard0"] == [".locks", "baselines", "bench.yaml", "runs"]  # no report, no results
     code, _, err = runs["early_collect"]  # shard 1 had not run: refused, naming its cell
     assert code == 2 and err.strip() == (
         "vision-bench bench: error: 1 of 3 cells are not finished (unet:test_resnet / envgen/G1/1 / seed 1); wait "
@@ -243,3 +243,32 @@ def test_results_rows_are_the_cells_metrics(sharded_and_plain: dict) -> None:
     document = json.loads((shared / "results.json").read_text())
     assert document["columns"] == list(rows[0]) and len(document["rows"]) == len(rows)
     assert document["rows"][0]["seed"] is None and document["rows"][-1]["seed"] == 1
+
+
+@pytest.mark.slow
+def test_a_cell_another_process_computes_is_skipped_and_computed_once_that_process_is_killed(tmp_path) -> None:
+    """A second process holds the lock of the trained cell, as a bench computing it does: this run leaves the cell
+    untouched, computes the baselines and refuses the report naming the cell; once that process is killed, the
+    operating system drops its lock and a re-run computes the cell."""
+    import subprocess
+    import sys
+
+    from vision_bench.bench import run_bench
+    from vision_bench.bench.cells import is_finished, lock_path, run_dir
+
+    out = tmp_path / "bench"
+    trained, baselines = plan_cells(BenchConfig.from_dict(TINY), ["envgen/G1/1"])
+    hold = ("import fcntl, os, sys, time; descriptor = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+            "fcntl.flock(descriptor, fcntl.LOCK_EX); print('held', flush=True); time.sleep(600)")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(lock_path(out, trained))], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(ConfigError, match="1 of 2 cells are not finished"):
+            run_bench(TINY, out, progress=False, device="cpu")
+        assert is_finished(out, baselines) and not run_dir(out, trained).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    result = run_bench(TINY, out, progress=False, device="cpu")
+    assert result.computed == [trained.label()] and is_finished(out, trained)

@@ -74,6 +74,16 @@ def make_run_dir(out_dir: Path, cell: Cell) -> Path:
     return output_folder(out_dir, *run_dir(out_dir, cell).relative_to(out_dir).parts)
 
 
+LOCKS_DIR = ".locks"
+"""OUT/.locks/: one lock file per cell, held by the process computing it (`vision_bench.io.lock`)."""
+
+
+def lock_path(out_dir: Path, cell: Cell) -> Path:
+    """OUT/.locks/<the cell's folder below OUT, one name>.lock, its folder made here or checked not to be a link."""
+    name = "__".join(run_dir(out_dir, cell).relative_to(out_dir).parts)
+    return output_folder(out_dir, LOCKS_DIR) / f"{name}.lock"
+
+
 def is_finished(out_dir: Path, cell: Cell) -> bool:
     """A cell is finished when its evaluation's metrics.json exists (the evaluation writes it last)."""
     return (run_dir(out_dir, cell) / OUTPUT_DIR / METRICS_FILE).is_file()

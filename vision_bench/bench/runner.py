@@ -5,6 +5,7 @@
     OUT/baselines/EXPERIMENT/evaluation/    the baselines of each experiment (seed-independent)
     OUT/report.md, OUT/report.html          tables, plots (OUT/plots/) and sheets (OUT/sheets/)
     OUT/results.csv, OUT/results.json       every evaluated number, one row each (`bench.results`)
+    OUT/.locks/                             one lock file per cell, held while a process computes it
 
 A cell is finished when its evaluation metrics.json exists; re-running skips finished cells and
 resumes interrupted training from its last checkpoint, so a killed bench continues where it was.
@@ -13,7 +14,9 @@ and trained from there.
 
 Many machines: `num_shards` / `shard_index` run only one shard's cells (`bench.cells`); any number
 of shards may share OUT at once. Each checks OUT/bench.yaml (the first to start writes it), writes
-only its own cells, and writes no report. A plain run afterwards collects every finished cell,
+only its own cells, and writes no report. A process holds a cell's lock while it computes the cell, and skips a
+cell whose lock another process holds, so overlapping runs (two shard layouts, a command started twice) never
+compute one cell at once. A plain run afterwards collects every finished cell,
 computes the missing ones (or, with `collect_only`, refuses naming them) and writes the report,
 results.csv and results.json. The whole config (every cell's training config, every model, task
 config, render spec and device) is checked before anything is written.
@@ -38,6 +41,7 @@ from vision_bench.bench.cells import (
     check_shard,
     experiment_dir,
     is_finished,
+    lock_path,
     make_run_dir,
     plan_cells,
     run_dir,
@@ -68,6 +72,7 @@ from vision_bench.evaluation.outputs import METRICS_FILE, read_metrics
 from vision_bench.evaluation.rollout import ROLLOUT_DIR, ROLLOUT_FILE
 from vision_bench.evaluation.run import OUTPUT_DIR
 from vision_bench.io.atomic import atomic_write_text, output_folder, temp_path_for
+from vision_bench.io.lock import exclusive
 from vision_bench.metrics import listed_in
 from vision_bench.tasks.studies.builder import alpha_of
 from vision_bench.train.logging import messages_above_progress_bar
@@ -363,7 +368,15 @@ def run_bench(
             cells_bar.set_postfix_str(cell.label(), refresh=False)  # the cell the nested bars below belong to
             if is_finished(out_dir, cell):
                 skipped.append(cell.label())
-            else:
+                continue
+            with exclusive(lock_path(out_dir, cell)) as mine_now:
+                if not mine_now:  # another process (a shard, a second command) is computing it right now
+                    logger.info("cell %d of %d: %s: skipped, another process is computing it (it holds %s)",
+                                position, len(mine), _short_label(cell), lock_path(out_dir, cell))
+                    continue
+                if is_finished(out_dir, cell):  # finished by another process since the check above
+                    skipped.append(cell.label())
+                    continue
                 logger.info("cell %d of %d: %s", position, len(mine), _short_label(cell))
                 bench.compute(cell)
                 computed.append(cell.label())
