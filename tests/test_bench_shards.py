@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -246,12 +247,12 @@ def test_results_rows_are_the_cells_metrics(sharded_and_plain: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="no flock on Windows: the bench's cell locks guard nothing there")
 def test_a_cell_another_process_computes_is_skipped_and_computed_once_that_process_is_killed(tmp_path) -> None:
-    """A second process holds the lock of the trained cell, as a bench computing it does: this run leaves the cell
-    untouched, computes the baselines and refuses the report naming the cell; once that process is killed, the
-    operating system drops its lock and a re-run computes the cell."""
+    """A second process holds the lock of the trained cell, as a bench computing it does: a shard holding that cell
+    leaves it untouched and ends with it pending; a plain run computes the baselines and refuses the report naming
+    the cell; once that process is killed, the operating system drops its lock and a re-run computes the cell."""
     import subprocess
-    import sys
 
     from vision_bench.bench import run_bench
     from vision_bench.bench.cells import is_finished, lock_path, run_dir
@@ -264,7 +265,10 @@ def test_a_cell_another_process_computes_is_skipped_and_computed_once_that_proce
                               text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(ConfigError, match="1 of 2 cells are not finished"):
+        shard = run_bench(TINY, out, progress=False, device="cpu", num_shards=2, shard_index=0)  # the trained cell
+        assert shard.computed == [] and shard.pending == [trained.label(), baselines.label()]
+        assert not run_dir(out, trained).exists()
+        with pytest.raises(ConfigError, match="1 of 2 cells are not finished .*another process is computing them"):
             run_bench(TINY, out, progress=False, device="cpu")
         assert is_finished(out, baselines) and not run_dir(out, trained).exists()
     finally:
@@ -272,3 +276,26 @@ def test_a_cell_another_process_computes_is_skipped_and_computed_once_that_proce
         holder.wait()
     result = run_bench(TINY, out, progress=False, device="cpu")
     assert result.computed == [trained.label()] and is_finished(out, trained)
+
+
+def test_a_file_system_that_refuses_flock_grants_the_lock_with_one_warning(tmp_path, monkeypatch, caplog) -> None:
+    """flock failing with ENOSYS (Lustre without -o flock, some FUSE mounts) must not stop a bench: the lock is
+    granted, guarding nothing, and the user is told once per file system."""
+    import errno
+    import fcntl
+    import logging
+
+    from vision_bench.io import lock
+
+    def refuse(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    monkeypatch.setattr(lock, "_warned", set())
+    with caplog.at_level(logging.WARNING, logger="vision_bench.io.lock"):
+        for name in ("a.lock", "b.lock"):
+            with lock.exclusive(tmp_path / name) as held:
+                assert held
+    assert [record.getMessage() for record in caplog.records] == [
+        f"the file system of {tmp_path} does not support file locks (flock); its lock files guard nothing, so do not "
+        "run two commands on the same cells at once"]

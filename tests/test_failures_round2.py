@@ -106,8 +106,9 @@ def test_bench_on_a_full_disk_is_one_line_and_keeps_only_its_record(
         code, err = run_cli(["bench", str(config), "--out", str(disk / "bench"), "--no-progress"], capsys)
         assert_one_error(code, err, "No space left on device", "last.pt", "free some space")
         # the bench's record, from which a re-run resumes, and the cell's lock file (empty; the lock died with the run)
-        assert files_under(disk / "bench") == [".locks/runs__envgen_G1_1__unet_test_resnet__seed0.lock", "bench.yaml"]
-        assert (disk / "bench" / ".locks" / "runs__envgen_G1_1__unet_test_resnet__seed0.lock").stat().st_size == 0
+        lock = ".locks/runs/envgen_G1_1/unet_test_resnet/seed0.lock"
+        assert files_under(disk / "bench") == [lock, "bench.yaml"]
+        assert (disk / "bench" / lock).stat().st_size == 0
 
 
 def torchvision_backbone_in_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,9 +79,10 @@ LOCKS_DIR = ".locks"
 
 
 def lock_path(out_dir: Path, cell: Cell) -> Path:
-    """OUT/.locks/<the cell's folder below OUT, one name>.lock, its folder made here or checked not to be a link."""
-    name = "__".join(run_dir(out_dir, cell).relative_to(out_dir).parts)
-    return output_folder(out_dir, LOCKS_DIR) / f"{name}.lock"
+    """OUT/.locks/ mirroring the cell's folder below OUT (`runs/EXPERIMENT/MODEL/seedS.lock`), so that two cells
+    never share a lock; its folders made here or checked not to be links."""
+    *folders, name = run_dir(out_dir, cell).relative_to(out_dir).parts
+    return output_folder(out_dir, LOCKS_DIR, *folders) / f"{name}.lock"
 
 
 def is_finished(out_dir: Path, cell: Cell) -> bool:

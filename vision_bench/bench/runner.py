@@ -14,12 +14,13 @@ and trained from there.
 
 Many machines: `num_shards` / `shard_index` run only one shard's cells (`bench.cells`); any number
 of shards may share OUT at once. Each checks OUT/bench.yaml (the first to start writes it), writes
-only its own cells, and writes no report. A process holds a cell's lock while it computes the cell, and skips a
-cell whose lock another process holds, so overlapping runs (two shard layouts, a command started twice) never
-compute one cell at once. A plain run afterwards collects every finished cell,
-computes the missing ones (or, with `collect_only`, refuses naming them) and writes the report,
-results.csv and results.json. The whole config (every cell's training config, every model, task
-config, render spec and device) is checked before anything is written.
+only its own cells, and writes no report. A process holds a cell's lock while it computes the cell, and skips
+(with a warning) a cell whose lock another process holds, so overlapping runs on one machine (two shard layouts,
+a command started twice, a plain run beside running shards) do not compute one cell at once; a plain run then
+refuses the report until that cell is finished. Locks are the file system's: `io.lock` says where they guard
+nothing. A plain run afterwards collects every finished cell, computes the missing ones (or, with `collect_only`,
+refuses naming them) and writes the report, results.csv and results.json. The whole config (every cell's training
+config, every model, task config, render spec and device) is checked before anything is written.
 """
 
 from __future__ import annotations
@@ -361,7 +362,7 @@ def run_bench(
     mine = shard_cells(plan, num_shards, shard_index)
     if num_shards > 1:
         logger.info("shard %d of %d: %d of the bench's %d cells", shard_index, num_shards, len(mine), len(plan))
-    computed, skipped = [], []
+    computed, skipped, busy = [], [], []
     with messages_above_progress_bar(progress):  # a cell's epoch lines print above the bars, not inside them
         cells_bar = tqdm(mine, desc="bench", unit="cell", disable=not progress)
         for position, cell in enumerate(cells_bar, start=1):
@@ -371,8 +372,9 @@ def run_bench(
                 continue
             with exclusive(lock_path(out_dir, cell)) as mine_now:
                 if not mine_now:  # another process (a shard, a second command) is computing it right now
-                    logger.info("cell %d of %d: %s: skipped, another process is computing it (it holds %s)",
-                                position, len(mine), _short_label(cell), lock_path(out_dir, cell))
+                    logger.warning("cell %d of %d: %s: skipped, another process is computing it (it holds %s)",
+                                   position, len(mine), _short_label(cell), lock_path(out_dir, cell))
+                    busy.append(cell.label())
                     continue
                 if is_finished(out_dir, cell):  # finished by another process since the check above
                     skipped.append(cell.label())
@@ -381,8 +383,8 @@ def run_bench(
                 bench.compute(cell)
                 computed.append(cell.label())
     if num_shards == 1:
-        return _collect(bench, plan, computed=computed, skipped=skipped)
-    cells = [result for cell in mine for result in bench.results(cell)]
+        return _collect(bench, plan, computed=computed, skipped=skipped, busy=busy)
+    cells = [result for cell in mine if is_finished(out_dir, cell) for result in bench.results(cell)]
     pending = [cell.label() for cell in plan if not is_finished(out_dir, cell)]
     return BenchResult(out_dir, config, cells, computed, skipped, pending, shard=(shard_index, num_shards))
 
@@ -393,17 +395,19 @@ def _short_label(cell: Cell) -> str:
     return f"{who} / {experiment_dir(cell.experiment)}" + (f" / seed {cell.seed}" if cell.seed is not None else "")
 
 
-def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skipped: list[str]) -> BenchResult:
-    """Read every cell, write the report, results.csv and results.json; refuse while a cell is unfinished."""
+def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skipped: list[str],
+             busy: Sequence[str] = ()) -> BenchResult:
+    """Read every cell, write the report, results.csv and results.json; refuse while a cell is unfinished (`busy`:
+    cells this run skipped because another process is computing them)."""
     out_dir = bench.out_dir
     missing = [cell.label() for cell in plan if not is_finished(out_dir, cell)]
     if missing:
         named = "; ".join(missing[:MISSING_NAMED]) + (f"; and {len(missing) - MISSING_NAMED} more"
                                                        if len(missing) > MISSING_NAMED else "")
-        raise ConfigError(
-            f"{len(missing)} of {len(plan)} cells are not finished ({named}); wait for the shards that compute "
-            "them (or re-run those shards), or drop --collect-only to compute them here"
-        )
+        advice = ("another process is computing them: run this command again once it has finished" if busy else
+                  "wait for the shards that compute them (or re-run those shards), or drop --collect-only to compute "
+                  "them here")
+        raise ConfigError(f"{len(missing)} of {len(plan)} cells are not finished ({named}); {advice}")
     cells = [result for cell in plan for result in bench.results(cell)]
     logger.info("writing the report, results.csv and results.json of %d cells into %s", len(plan), out_dir)
     report_md, report_html = write_report(build_report(bench.config, cells, out_dir), out_dir)
