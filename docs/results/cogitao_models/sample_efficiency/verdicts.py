@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parents[1]))
+from verdict_stats import mean_sem  # noqa: E402  (what every study's verdicts share)
+
 SEEDS = (0, 1, 2)
 WITHIN = 20.0
 EXPERIMENTS = {"sample-efficiency/S2/1": "translate", "sample-efficiency/S2/2": "rotate"}
@@ -27,14 +31,6 @@ PAPER = {  # paper 000, Table 2, S2 (1,000 samples); LLaDA's translate value is 
 }
 ROTATE_AT_MOST = 5.7  # every model on rotate at S2
 FINDING = ("cogitao:resnet", "cogitao:grid-tf", "cogitao:vanilla-tf")
-
-
-def mean_sem(values: list[float]) -> tuple[float, float]:
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, math.nan
-    variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return mean, math.sqrt(variance / len(values))
 
 
 def model_name(label: str) -> str:
