@@ -111,21 +111,24 @@ CELLS = [
 ]
 
 
-def test_mean_sem_over_cells_and_gaps_per_cell() -> None:
+def test_a_setting_averages_its_experiments_and_forms_gaps_per_cell() -> None:
+    """Two experiments of one seed each: the setting's value is the mean of the two, with no ± (one seed; an SEM
+    over the two experiments would be 10.0)."""
     ga = summarize_cells(CELLS, "grid_accuracy")[("unet", "envgen/G1")]
-    assert (ga.id.mean, ga.id.sem) == pytest.approx((70.0, 10.0))  # std(80, 60) = 14.14 / sqrt 2
-    assert (ga.ood.mean, ga.ood.sem) == pytest.approx((10.0, 10.0))
-    assert (ga.gap.mean, ga.gap.sem) == pytest.approx((60.0, 0.0))  # both drops are 60 points
+    assert ga.id.mean == pytest.approx(70.0) and math.isnan(ga.id.sem)
+    assert ga.ood.mean == pytest.approx(10.0) and math.isnan(ga.ood.sem)
+    assert ga.gap.mean == pytest.approx(60.0) and math.isnan(ga.gap.sem)  # both drops are 60 points
     mse = summarize_cells(CELLS, "mse")[("unet", "envgen/G1")]
     assert mse.gap.mean == pytest.approx((math.log(4.0) + 0.0) / 2)  # SVIB: log OOD - log ID per cell
 
 
-def test_table1_layout_has_a_column_group_per_setting_and_baselines_as_rows() -> None:
+def test_table1_layout_has_a_row_per_setting_and_a_column_group_per_predictor() -> None:
     table = table1(CELLS, "grid_accuracy", ["envgen/G1", "envgen/G2"])
-    assert table.columns == ["model", "ID", "OOD", "Δ", "ID", "OOD", "Δ"]
-    assert table.groups == [("envgen/G1", 3), ("envgen/G2", 3)]
-    assert table.rows[0] == ["unet", "70.0 ± 10.0", "10.0 ± 10.0", "60.0 ± 0.0", "—", "—", "—"]
-    assert table.rows[1][0] == "copy_input (baseline)" and table.rows[1][1] == "0.0 ± 0.0"
+    assert table.columns == ["setting", "ID", "OOD", "Δ", "ID", "OOD", "Δ"]
+    assert table.groups == [("unet", 3), ("copy_input (baseline)", 3)]
+    assert table.rows == [["envgen/G1", "70.0", "10.0", "60.0", "0.0", "0.0", "0.0"],
+                          ["envgen/G2", "—", "—", "—", "—", "—", "—"]]
+    assert "never across experiments" in table.note
     single = table1(CELLS[:1], "mse", ["envgen/G1"])
     assert single.rows[0][1:] == ["0.01", "0.04", f"{math.log(4.0):.3g}"]  # one run: no ± part
 
@@ -203,8 +206,10 @@ def test_alpha_sweep_report_plots_metrics_against_alpha(tmp_path: Path) -> None:
     texts = [b.text for b in report.blocks if isinstance(b, Paragraph)]
     assert "LPIPS unavailable: LPIPS-alex needs alexnet-owt-7be5be79.pth" in texts
     tables = [b for b in report.blocks if isinstance(b, Table)]
-    assert tables[0].groups == [("alpha/translate_up/0.2", 3), ("alpha/translate_up/0.6", 3)]
-    assert tables[0].rows[0][1:4] == ["90.0 ± 0.0", "15.0 ± 5.0", "75.0 ± 5.0"]
+    assert tables[0].groups == [("vit", 3)]
+    assert tables[0].rows == [["alpha/translate_up/0.2", "90.0 ± 0.0", "15.0 ± 5.0", "75.0 ± 5.0"],
+                              ["alpha/translate_up/0.6", "90.0", "60.0", "30.0"]]
+    assert not any(t.title.endswith("per experiment") for t in tables)  # one experiment per setting
 
 
 # ----------------------------------------------------------------------------- end to end
@@ -244,7 +249,9 @@ def test_smoke_bench_writes_report_with_the_evaluated_numbers(smoke_bench) -> No
         mse = metrics["splits"]["test_id"]["metrics"]["mse"]
         assert format_metric("mse", mse) in markdown  # one experiment, one seed: the cell's own number
         assert format_metric("grid_accuracy", metrics["splits"]["test_ood"]["metrics"]["grid_accuracy"]) in markdown
-    assert "ground_truth (baseline) | 100.0 | 100.0 | 0.0 |" in markdown  # GA table: ceiling row
+    header, _, row = markdown.split("**GA: grid accuracy (%)**\n\n")[1].splitlines()[:3]
+    assert header.endswith("| ground_truth (baseline) ID | ground_truth (baseline) OOD | ground_truth (baseline) Δ |")
+    assert row.startswith("| envgen/G1 |") and row.endswith("| 100.0 | 100.0 | 0.0 |")  # the ceiling, last
     assert "LPIPS unavailable" in markdown or "**LPIPS**" in markdown
     for name in ("grid_accuracy_by_setting.png", "mse_by_setting.png", "training_curves.png"):
         assert (result.out_dir / "plots" / name).read_bytes().startswith(PNG_MAGIC)
@@ -352,8 +359,8 @@ def test_a_study_without_an_ood_split_reports_in_distribution_only(tmp_path: Pat
     cells = [CellResult("cnn", "sample-efficiency/S2/1", setting_of("sample-efficiency/S2/1"), seed, False,
                         {"test_id": {"grid_accuracy": ga, "mse": 0.01}}) for seed, ga in ((0, 100.0), (1, 80.0))]
     table = table1(cells, "grid_accuracy", ["sample-efficiency/S2"], ood_split=None)
-    assert table.columns == ["model", "ID"] and table.groups == [("sample-efficiency/S2", 1)]
-    assert table.rows == [["cnn", "90.0 ± 10.0"]]
+    assert table.columns == ["setting", "ID"] and table.groups == [("cnn", 1)]
+    assert table.rows == [["sample-efficiency/S2", "90.0 ± 10.0"]]
     header, rows = summary_rows(cells, ["grid_accuracy", "mse"], ood_split=None)
     assert header == ["model", "ID GA", "ID MSE"] and rows == [["cnn", "90.0", "0.01"]]
     assert "OOD" not in terminal_summary(cells, ["grid_accuracy"], id_split="test_id", ood_split=None)

@@ -79,7 +79,8 @@ def test_a_registered_metric_appears_in_evaluate_and_the_bench_report(max_abs_er
     assert header[-2:] == ["ID MaxAE", "OOD MaxAE"] and rows[0][-2:] == ["0.5", "0.75"]
     table = table1(cells, max_abs_error, ["C1"])
     assert table.title == "max absolute error"
-    assert table.rows[0][1:3] == [format_metric(max_abs_error, 0.5), format_metric(max_abs_error, 0.75)]
+    assert table.groups == [("unet", 3)]
+    assert table.rows[0][:3] == ["C1", format_metric(max_abs_error, 0.5), format_metric(max_abs_error, 0.75)]
 
 
 def test_a_registered_metric_is_listed_by_the_metrics_command(

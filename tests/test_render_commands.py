@@ -101,3 +101,18 @@ def test_show_writes_a_contact_sheet(task_folder: Path, tmp_path: Path, capsys: 
     assert "wrote 5 pairs" in capsys.readouterr().out
     assert leftovers(sheet.parent) == []
     assert main(["show", str(task_folder), "--out", str(sheet), "--n", "0"]) == 2
+
+
+def test_show_names_the_input_and_the_target_of_every_pair() -> None:
+    pytest.importorskip("matplotlib")
+    from vision_bench.commands.show import _contact_sheet
+    from vision_bench.tasks.sample import TaskSample
+
+    grid = np.zeros((3, 3), np.int64)
+    records = [TaskSample(grid, grid, sequence=("translate_up", "rot90") if i else (), task_key="t", index=i)
+               for i in range(5)]
+    images = np.zeros((5, 8, 8, 3), np.uint8)
+    figure = _contact_sheet(records, images, images)
+    drawn = [axis for axis in figure.axes if axis.images]
+    assert [axis.get_xlabel() for axis in drawn] == ["input", "target"] * 5
+    assert drawn[3].get_title() == "translate_up → rot90" and drawn[1].get_title() == ""  # no sequence, no title

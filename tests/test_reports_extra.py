@@ -64,7 +64,7 @@ def test_a_bench_without_matplotlib_writes_everything_but_the_figures(tmp_path: 
     assert f"Figures are left out: matplotlib, which draws them, is not installed ({REPORTS_EXTRA})." in report
     assert not list((tmp_path / "out").rglob("plots/*.png"))
     assert (tmp_path / "out" / "results.csv").read_text(encoding="utf-8").count("\n") > 10
-    assert "| copy_input (baseline) |" in report and "**GA: grid accuracy (%)**" in report  # the tables
+    assert "| copy_input (baseline) ID |" in report and "**GA: grid accuracy (%)**" in report  # the tables
 
 
 def test_model_ranks_without_matplotlib_keep_the_table(tmp_path: Path, no_matplotlib: None) -> None:

@@ -6,13 +6,29 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from vision_bench.bench.aggregate import CellResult, id_ood, metric_available, summarize_alpha, summarize_cells
+from vision_bench.bench.aggregate import (
+    CellResult,
+    experiments_by_setting,
+    id_ood,
+    metric_available,
+    summarize_alpha,
+    summarize_experiments,
+)
 from vision_bench.bench.config import BenchConfig, experiment_name
 from vision_bench.bench.figures import Point, Scale, figures_missing, value_scale
 from vision_bench.bench.gate import failed_runs, gate_table, gated
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
 from vision_bench.bench.sheets import collect_sheets
-from vision_bench.bench.tables import error_table, short, summary_rows, table1, text_table, title
+from vision_bench.bench.tables import (
+    error_table,
+    experiment_label,
+    experiment_table,
+    short,
+    summary_rows,
+    table1,
+    text_table,
+    title,
+)
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.tasks.families import ERROR_TAXONOMY, family_metrics, study_family
@@ -27,6 +43,11 @@ def _point(value: MeanSem) -> Point:
 
 def _settings(cells: Sequence[CellResult]) -> list[str]:
     return list(dict.fromkeys(c.setting for c in cells))
+
+
+def several_experiments(cells: Sequence[CellResult]) -> bool:
+    """True when some setting holds more than one experiment: its numbers are then shown per experiment too."""
+    return any(len(experiments) > 1 for experiments in experiments_by_setting(cells).values())
 
 
 def _unavailable_reason(cells: Sequence[CellResult], metric: str) -> str:
@@ -49,26 +70,35 @@ def unavailable_note(cells: Sequence[CellResult], metric: str) -> str | None:
 
 def terminal_summary(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str,
                      ood_split: str | None) -> str:
-    """What `bench` and `quickstart` print: per predictor the ID and OOD means of `metrics` over every cell,
-    then one line per metric that shows n/a, saying why."""
+    """What `bench` and `quickstart` print: per predictor the ID and OOD means of `metrics` over every experiment
+    (`summary_rows`: each experiment's seed mean weighs once; no SEM), then one line per metric that shows n/a,
+    saying why."""
     header, rows = summary_rows(cells, metrics, id_split=id_split, ood_split=ood_split)
     notes = [note for metric in metrics if (note := unavailable_note(cells, metric)) is not None]
     return "\n".join([text_table(header, rows), *notes])
 
 
+def plot_groups(cells: Sequence[CellResult]) -> dict[str, str]:
+    """Experiment -> its bar group in the per-setting plot: the setting when the experiment is alone in it, else
+    the experiment (its label on two lines), so that no bar pools tasks."""
+    return {experiment: setting if len(experiments) == 1 else experiment_label(experiment).replace(" (", "\n(")
+            for setting, experiments in experiments_by_setting(cells).items() for experiment in experiments}
+
+
 def metric_plot(cells: Sequence[CellResult], metric: str, splits: Sequence[str], out_dir: Path) -> Path:
-    """Bars of `metric` per setting and model, one panel per split of `splits` (ID, then OOD when there is one)."""
+    """Bars of `metric` per setting (per experiment where a setting has several: `plot_groups`) and model, mean
+    +- SEM over seeds, one panel per split of `splits` (ID, then OOD when there is one)."""
     from vision_bench.bench.plots import plot_metric_by_setting
 
-    settings = _settings(cells)
+    groups = plot_groups(cells)
     ood_split = splits[1] if len(splits) > 1 else None
-    summaries = summarize_cells(cells, metric, id_split=splits[0], ood_split=ood_split)
+    summaries = summarize_experiments(cells, metric, id_split=splits[0], ood_split=ood_split)
     values: dict[str, dict[str, dict[str, Point]]] = {split: {} for split in splits}
-    for (predictor, setting), summary in summaries.items():
+    for (predictor, experiment), summary in summaries.items():
         for split, side in zip(splits, (summary.id, summary.ood)):
-            values[split].setdefault(predictor, {})[setting] = _point(side)
-    return plot_metric_by_setting(values, metric=short(metric), settings=settings, scale=value_scale(metric),
-                                  path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
+            values[split].setdefault(predictor, {})[groups[experiment]] = _point(side)
+    return plot_metric_by_setting(values, metric=short(metric), settings=list(dict.fromkeys(groups.values())),
+                                  scale=value_scale(metric), path=out_dir / PLOTS_DIR / f"{metric}_by_setting.png")
 
 
 def alpha_series(cells: Sequence[CellResult]) -> dict[str, list[CellResult]]:
@@ -109,6 +139,12 @@ def curve_value(key: str, value: float) -> float:
     return value * 100.0 if metric in METRICS and METRICS[metric].percent else value
 
 
+def run_label(cell: CellResult) -> str:
+    """A trained cell's name in the training curves, 'MODEL EXPERIMENT sSEED', which `plots.RUN_LABEL` reads back
+    to style it: the experiment is one word (a task file's spaces become underscores)."""
+    return f"{cell.predictor} {experiment_name(cell.experiment).replace(' ', '_')} s{cell.seed}"
+
+
 def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     """Step losses and per-epoch validation metrics of every trained cell, from its metrics.jsonl."""
     from vision_bench.bench.plots import plot_training_curves
@@ -118,7 +154,7 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     for cell in cells:
         if cell.baseline or cell.run_dir is None:
             continue
-        label = f"{cell.predictor} {experiment_name(cell.experiment)} s{cell.seed}"
+        label = run_label(cell)
         for record in read_records(Path(cell.run_dir) / METRICS_FILE):
             kind = record.get("kind")
             keys = ["loss"] if kind == "step" else [k for k in record if "/" in k] if kind == "epoch" else []
@@ -156,19 +192,25 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         if config.verdict:
             report.add(Paragraph(f"Verdict rule: {config.verdict}"))
     every_run = list(cells)  # the training curves show failed runs too: whether their loss had stopped falling
+    failed: list[CellResult] = []
     if config.gate is not None:
         cells, failed = gated(cells, config.gate)
         report.add(gate_table([*cells, *failed], config.gate))
         report.add(Paragraph("Runs that failed the gate, left out of every table and plot below: "
                              + ("; ".join(failed_runs(failed, config.gate)) or "none") + "."))
-    report.add(Heading("Results (layout of COGITAO's Table 1)"))
+    per_experiment = several_experiments(cells)
+    layout = "COGITAO's Table 1; per experiment, of its Table 2" if per_experiment else "COGITAO's Table 1"
+    report.add(Heading(f"Results (layout of {layout})"))
     # the metrics only some task families support (factor accuracy on SVIB's scenes) join where they were computed
     family_only = [metric for metric in family_metrics() if metric_available(cells, metric)]
     for metric in [*listed_in("report"), *family_only]:
         if not metric_available(cells, metric):
             report.add(Heading(title(metric), 3), Paragraph(str(unavailable_note(cells, metric))))
             continue
-        report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split))
+        report.add(table1(cells, metric, settings, id_split=id_split, ood_split=ood_split,
+                          experiments=experiments_by_setting(every_run)))
+        if per_experiment:
+            report.add(experiment_table(cells, metric, id_split=id_split, ood_split=ood_split, failed=failed))
     taxonomy = any(ERROR_TAXONOMY in study_family(c.experiment).reports for c in cells)
     errors = error_table(cells, ood_split or id_split) if taxonomy else None
     if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json
@@ -194,7 +236,8 @@ def _add_plots(report: Report, cells: Sequence[CellResult], every_run: Sequence[
     for metric in listed_in("bench"):
         if metric_available(cells, metric):
             path = metric_plot(cells, metric, read, out_dir)
-            report.add(Figure(path, f"{title(metric)} per setting and model"))
+            groups = "experiment" if several_experiments(cells) else "setting"
+            report.add(Figure(path, f"{title(metric)} per {groups} and model (mean ± SEM over seeds)"))
     sweeps = alpha_series(cells)
     for metric in [*listed_in("alpha_plot"), *family_only]:
         if not metric_available(cells, metric):

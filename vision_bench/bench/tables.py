@@ -1,19 +1,37 @@
-"""Result tables: COGITAO's Table 1 layout for the report, and a plain-text summary for terminals.
+"""Result tables: COGITAO's Table 1 and Table 2 layouts for the report, and a plain-text summary for terminals.
 
 Table 1 of COGITAO lists, per experiment setting (ES) and model, the ID and OOD grid accuracy and
-their drop Delta. Here the same three numbers appear for any metric, as mean +- SEM over seeds
-and experiments, with one row per predictor (trained models first, then the baselines as the
-floor and the ceiling) and one ID | OOD | Delta column group per setting.
+their drop Delta; its Table 2 (Sample-Efficiency) one row per setting and transformation. Here the
+same three numbers appear for any metric, with one row per setting (`table1`) or per experiment
+(`experiment_table`) and one ID | OOD | Delta column group per predictor (trained models first, then
+the baselines as the floor and the ceiling). The +- is an SEM over seeds, never across experiments
+(`vision_bench.bench.aggregate`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
-from vision_bench.bench.aggregate import CellResult, Summary, predictors_in_order, summarize_cells
+from vision_bench.bench.aggregate import (
+    CellResult,
+    Summary,
+    experiments_by_setting,
+    predictors_in_order,
+    summarize_cells,
+    summarize_experiments,
+)
+from vision_bench.bench.config import experiment_name
 from vision_bench.bench.report import Table, format_mean_sem, format_value
 from vision_bench.metrics import METRICS, label, mean_sem, short_label
+from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.registry import get_study
+
+SETTING_NOTE = ("mean over the setting's experiments; ± SEM over seeds of each seed's mean over them, never across "
+                "experiments; no ± with one seed or unequal seeds; n/a where some experiment of the setting has no "
+                "(passing) run")
+EXPERIMENT_NOTE = "mean ± SEM over the experiment's seeds (no ± with one seed)"
 
 
 def title(metric: str) -> str:
@@ -52,6 +70,29 @@ def _gap_text(metric: str, summary: Summary) -> str:
     return format_metric(metric, summary.gap.mean, summary.gap.sem)
 
 
+def _group(metric: str, summary: Summary, sides: int) -> list[str]:
+    """One predictor's ID | OOD | Δ cells (the first `sides` of them)."""
+    texts = [format_metric(metric, summary.id.mean, summary.id.sem)]
+    if sides == 3:
+        texts += [format_metric(metric, summary.ood.mean, summary.ood.sem), _gap_text(metric, summary)]
+    return texts
+
+
+def _by_predictor(cells: Sequence[CellResult], metric: str, rows: Sequence[tuple[str, str]],
+                  texts: Mapping[tuple[str, str], list[str]], *, first: str, sides: int, title: str,
+                  note: str) -> Table:
+    """Rows (key, label) against a column group per predictor of `cells`; `texts[(predictor, key)]` fills a
+    group ('—' where it is missing). The note ends with the gap's definition when there is a Δ column."""
+    predictors = predictors_in_order(cells)
+    baselines = {c.predictor for c in cells if c.baseline}
+    body = [[name, *(text for p in predictors for text in texts.get((p, key), ["—"] * sides))] for key, name in rows]
+    columns = [first] + ["ID", "OOD", "Δ"][:sides] * len(predictors)
+    groups = [(_display(p, baselines), sides) for p in predictors]
+    if sides == 3:
+        note += f"; {gap_note(metric)}"
+    return Table(columns, body, title=title, groups=groups, note=note)
+
+
 def table1(
     cells: Sequence[CellResult],
     metric: str,
@@ -59,35 +100,63 @@ def table1(
     *,
     id_split: str = "test_id",
     ood_split: str | None = "test_ood",
+    experiments: Mapping[str, Sequence[str]] | None = None,
 ) -> Table:
-    """One metric in Table 1's layout: rows = predictors, column groups = settings (ID | OOD | Δ; ID alone
-    when the study has no OOD split)."""
-    summaries = summarize_cells(cells, metric, id_split=id_split, ood_split=ood_split)
-    baselines = {c.predictor for c in cells if c.baseline}
+    """One metric in COGITAO's Table 1 layout: rows = settings, a column group per predictor (ID | OOD | Δ; ID
+    alone when the study has no OOD split), values by `summarize_cells` (no SEM across experiments; n/a where a
+    predictor has no passing run in one of the setting's `experiments`)."""
     sides = 3 if ood_split is not None else 1
-    rows = []
-    for predictor in predictors_in_order(cells):
-        row = [_display(predictor, baselines)]
-        for setting in settings:
-            summary = summaries.get((predictor, setting))
-            if summary is None:
-                row += ["—"] * sides
-                continue
-            row.append(format_metric(metric, summary.id.mean, summary.id.sem))
-            if ood_split is not None:
-                row += [format_metric(metric, summary.ood.mean, summary.ood.sem), _gap_text(metric, summary)]
-        rows.append(row)
-    columns = ["model"] + ["ID", "OOD", "Δ"][:sides] * len(settings)
-    note = "mean ± SEM over seeds and experiments (no ± with a single run)"
-    if ood_split is not None:
-        note += f"; {gap_note(metric)}"
-    return Table(columns, rows, title=title(metric), groups=[(s, sides) for s in settings], note=note)
+    summaries = summarize_cells(cells, metric, id_split=id_split, ood_split=ood_split, experiments=experiments)
+    texts = {key: _group(metric, summary, sides) for key, summary in summaries.items()}
+    return _by_predictor(cells, metric, [(s, s) for s in settings], texts, first="setting", sides=sides,
+                         title=title(metric), note=SETTING_NOTE)
+
+
+def experiment_label(experiment: str) -> str:
+    """The experiment id, with the transformation sequence it tests in parentheses when its study has exactly
+    one (`sample-efficiency/S3/2 (rot90)`); the id alone for studies of several sequences, rules, episodes or
+    scenes, and for task files."""
+    if experiment not in STUDIES:
+        return experiment
+    sequences = get_study(experiment, n_train=1, n_val=1, n_test=1).sequences
+    if sequences is None or len(sequences) != 1:
+        return experiment
+    return f"{experiment} ({' → '.join(sequences[0])})"
+
+
+def experiment_table(
+    cells: Sequence[CellResult],
+    metric: str,
+    *,
+    id_split: str = "test_id",
+    ood_split: str | None = "test_ood",
+    failed: Sequence[CellResult] = (),
+) -> Table:
+    """One metric in COGITAO's Table 2 layout: rows = experiments, a column group per predictor, values mean ±
+    SEM over the experiment's seeds. `failed` are the runs a gate left out of `cells`: where a predictor lost
+    some, its ID cell ends in '(k of n passed)'."""
+    sides = 3 if ood_split is not None else 1
+    summaries = summarize_experiments(cells, metric, id_split=id_split, ood_split=ood_split)
+    texts = {key: _group(metric, summary, sides) for key, summary in summaries.items()}
+    passed = Counter((c.predictor, c.experiment) for c in cells)
+    for key, lost in Counter((c.predictor, c.experiment) for c in failed).items():
+        group = texts.setdefault(key, ["—"] * sides)
+        group[0] += f" ({passed[key]} of {passed[key] + lost} passed)"
+    note = EXPERIMENT_NOTE
+    if failed:
+        note += "; (k of n passed): the gate left out n − k of the n runs, the numbers are over the k that passed"
+    every = [*cells, *failed]
+    rows = [(e, experiment_label(experiment_name(e))) for experiments in experiments_by_setting(every).values()
+            for e in experiments]
+    return _by_predictor(every, metric, rows, texts, first="experiment", sides=sides,
+                         title=f"{title(metric)}, per experiment", note=note)
 
 
 def summary_rows(cells: Sequence[CellResult], metrics: Sequence[str], *, id_split: str = "test_id",
                  ood_split: str | None = "test_ood") -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the overall summary: per predictor, ID and OOD means over every cell (ID alone when
-    the study has no OOD split)."""
+    """Header and rows of the overall summary, a one-line view per predictor without SEM: the ID and OOD means over
+    every experiment of the bench, each experiment weighing its seed mean once (the mean over every cell when
+    the experiments have the same seeds); ID alone when the study has no OOD split."""
     pooled = [
         CellResult(c.predictor, c.experiment, "all", c.seed, c.baseline, c.splits) for c in cells
     ]

@@ -1,9 +1,9 @@
 """`vision-bench show INPUT --out sheet.png`: a contact sheet of rendered input/target pairs.
 
-Each pair is drawn side by side (input, then target) with the task key above the input and the
-transformation sequence above the target, four pairs per row. The sheet is written atomically.
-It takes `render`'s options; without a spec file it draws with the `fit` layout (square cells), so
-non-square grids keep their shape.
+Each pair is drawn side by side (input, then target), each image named "input" or "target" below it, with
+the task key above the input and the transformation sequence (if any) above the target, four pairs per row.
+The sheet is written atomically. It takes `render`'s options; without a spec file it draws with the `fit`
+layout (square cells), so non-square grids keep their shape.
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 NAME = "show"
 HELP = "draw the first N input/output pairs of a task file as a PNG contact sheet titled with their sequences"
 PAIRS_PER_ROW = 4
+ROLES = ("input", "target")
+"""The names under each pair's two images."""
+ROLE_HEIGHT = 0.25
+"""Inches a row of the sheet gives the names under its images (each title line takes 0.14)."""
 LAYOUT = "fit"
 SHEET_FORMATS = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg", ".pdf": "pdf", ".svg": "svg"}
 
@@ -83,17 +87,17 @@ def _contact_sheet(records: list[TaskSample], inputs: np.ndarray, targets: np.nd
     rows = math.ceil(len(records) / columns)
     titles = []
     for record in records:
-        sequence = " → ".join(record.sequence) if record.sequence else "target"
+        sequence = " → ".join(record.sequence)
         titles.append((_wrapped(f"{record.task_key} {record.split} #{record.index}"), _wrapped(sequence)))
     title_lines = max(title.count("\n") + 1 for pair in titles for title in pair)
-    figure = Figure(figsize=(2.2 * 2 * columns, (2.2 + 0.14 * title_lines) * rows))  # room for every title line
+    figure = Figure(figsize=(2.2 * 2 * columns, (2.2 + 0.14 * title_lines + ROLE_HEIGHT) * rows))
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, 2 * columns, squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
     for i, pair_titles in enumerate(titles):
         row, column = divmod(i, columns)
-        for offset, (image, title) in enumerate(zip((inputs[i], targets[i]), pair_titles)):
+        for offset, (image, title, role) in enumerate(zip((inputs[i], targets[i]), pair_titles, ROLES)):
             ax = axes[row, 2 * column + offset]
             ax.axis("on")
             ax.imshow(image, interpolation="nearest")
@@ -102,5 +106,6 @@ def _contact_sheet(records: list[TaskSample], inputs: np.ndarray, targets: np.nd
             for spine in ax.spines.values():
                 spine.set_color("0.6")  # a frame, so that a white background still shows the image's extent
             ax.set_title(title, fontsize=7)
+            ax.set_xlabel(role, fontsize=8, labelpad=2)
     figure.tight_layout()
     return figure

@@ -6,6 +6,10 @@ The error map is the per-pixel absolute error averaged over the RGB channels, dr
 sheet of every model, so sheets compare by eye; a colour bar under the error column shows that
 scale. Sheets are composed with numpy and Pillow (a few milliseconds each; an evaluation draws
 many of them).
+
+Text is set in Pillow's built-in font (Aileron, scalable; a bitmap font where Pillow lacks FreeType): it ships
+with Pillow, so every machine draws the same sheet offline. Its space is 0.2 em (2 pixels at `FONT_SIZE`), too
+narrow to tell "worst test_ood" from "worsttest_ood", so words are set one by one with `WORD_SPACE` between them.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ MIN_PANEL = 96
 GAP = 6
 LABEL_WIDTH = 150
 FONT_SIZE = 11
+WORD_SPACE = 0.4
+"""The space between words, in em (DejaVu Sans's is 0.32 em, Aileron's own 0.2 em)."""
 LINE_HEIGHT = 14
 INK = (20, 20, 20)
 FRAME = (170, 170, 170)
@@ -82,6 +88,29 @@ def _enlarged(image: np.ndarray, factor: int) -> np.ndarray:
     return np.repeat(np.repeat(image, factor, axis=0), factor, axis=1)
 
 
+SheetFont = ImageFont.FreeTypeFont | ImageFont.ImageFont
+"""What `ImageFont.load_default` returns: scalable Aileron with FreeType, else a bitmap font."""
+
+
+def sheet_font() -> SheetFont:
+    """Pillow's built-in font at `FONT_SIZE` (see the module docstring)."""
+    return ImageFont.load_default(size=FONT_SIZE)
+
+
+def _word_space(font: SheetFont) -> float:
+    """The advance between two words: `WORD_SPACE` em, or the font's own space where that is wider."""
+    return max(font.getlength(" "), round(WORD_SPACE * FONT_SIZE))
+
+
+def draw_words(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, font: SheetFont) -> None:
+    """One line of `text` from its top left corner `xy`, each space `_word_space` wide (two spaces twice that)."""
+    x, y = xy
+    for word in text.split(" "):
+        if word:
+            draw.text((x, y), word, fill=INK, font=font)
+        x += font.getlength(word) + _word_space(font)
+
+
 def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
     """A white sheet: a title line, the column names, one labelled row of four panels per sample (and the rows'
     extra images, the same columns in every row), and the error map's colour bar (with its end values) under the
@@ -114,24 +143,24 @@ def draw_sheet(rows: list[SheetRow], title: str = "") -> Image.Image:
             canvas[y : y + panel_h, x : x + panel_w] = _enlarged(panel, factor)
     sheet = Image.fromarray(canvas)
     draw = ImageDraw.Draw(sheet)
-    font = ImageFont.load_default(size=FONT_SIZE)
+    font = sheet_font()
     if title:
-        draw.text((GAP, GAP), title, fill=INK, font=font)
+        draw_words(draw, (GAP, GAP), title, font)
     for c, name in enumerate(columns):
-        draw.text((LABEL_WIDTH + c * (panel_w + GAP), top - LINE_HEIGHT), name, fill=INK, font=font)
+        draw_words(draw, (LABEL_WIDTH + c * (panel_w + GAP), top - LINE_HEIGHT), name, font)
     for r, row in enumerate(rows):
         y = top + r * row_height
         for i, line in enumerate(row.label.splitlines()):
-            draw.text((GAP, y + i * LINE_HEIGHT), line, fill=INK, font=font)
+            draw_words(draw, (GAP, y + i * LINE_HEIGHT), line, font)
         for c in range(len(columns)):
             x = LABEL_WIDTH + c * (panel_w + GAP)
             draw.rectangle((x - 1, y - 1, x + panel_w, y + panel_h), outline=FRAME)
     draw.rectangle((error_x - 1, bar_top - 1, error_x + panel_w, bar_top + COLORBAR_HEIGHT), outline=FRAME)
-    draw.text((GAP, bar_top), COLORBAR_CAPTION, fill=INK, font=font)
+    draw_words(draw, (GAP, bar_top), COLORBAR_CAPTION, font)
     low, high = ERROR_RANGE
     label_y = bar_top + COLORBAR_HEIGHT + 1
-    draw.text((error_x, label_y), f"{low:g}", fill=INK, font=font)
-    draw.text((error_x + panel_w, label_y), f"{high:g}", fill=INK, font=font, anchor="ra")
+    draw_words(draw, (error_x, label_y), f"{low:g}", font)
+    draw.text((error_x + panel_w, label_y), f"{high:g}", fill=INK, font=font, anchor="ra")  # one word: no spaces
     return sheet
 
 
