@@ -229,7 +229,7 @@ def test_every_tracker_gets_the_config_scalars_and_sample_images(tmp_path: Path,
     assert tracker.run.config == resolved(tmp_path / "run") and tracker.run.folder == tmp_path / "run"
     assert (tracker.run.name, tracker.run.project, tracker.run.resume_step) == ("run", "vision-bench", None)
     steps = [(sorted(scalars), step) for scalars, step in tracker.scalars]
-    assert steps[0] == (["train/grad_norm", "train/images_per_s", "train/loss", "train/lr"], 1)
+    assert steps[0] == (["train/data_wait_share", "train/grad_norm", "train/images_per_s", "train/loss", "train/lr"], 1)
     epoch = dict(tracker.scalars[1][0])
     assert tracker.scalars[1][1] == 1 and {"epoch/train_loss", "val_id/mse", "val_ood/mse"} <= set(epoch)
     assert tracker.closed == [False]

@@ -112,6 +112,25 @@ def test_a_model_overfits_64_samples(tmp_path) -> None:
     assert [r["step"] for r in result.history if "val_id/loss" in r] == [100]  # validated once, at the end
 
 
+def test_the_step_records_say_how_much_of_the_time_went_to_waiting_for_data(tmp_path, monkeypatch) -> None:
+    """A feed that takes 0.3 s a batch, beside a tiny model's step of a few milliseconds: most of each logged
+    interval is the wait; the share is a fraction of the interval, never above 1."""
+    import time
+
+    from vision_bench.data.onthefly import OnTheFlyDataset
+
+    fetch = OnTheFlyDataset.__getitems__
+
+    def slow(self, indices):  # type: ignore[no-untyped-def]
+        time.sleep(0.3 / 8 * len(indices))  # 0.3 s a batch of 8
+        return fetch(self, indices)
+
+    monkeypatch.setattr(OnTheFlyDataset, "__getitems__", slow)
+    train(make_config(training={"max_steps": 3}), tmp_path, progress=False)
+    shares = [r["data_wait_share"] for r in read_records(tmp_path / "metrics.jsonl") if r["kind"] == "step"]
+    assert len(shares) == 3 and all(0.5 < share <= 1.0 for share in shares[1:])
+
+
 def test_run_directory_layout_and_checkpoint_reload(tmp_path) -> None:
     config = make_config(training={"max_steps": 4})
     result = train(config, tmp_path, progress=False)

@@ -13,7 +13,7 @@ import logging
 import random
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,7 @@ class _Run:
         self.last_metrics: dict[str, float] = {}
         self.history: list[dict[str, Any]] = []
         self._logged_step, self._logged_time = 0, time.perf_counter()  # throughput since the last step log
+        self._data_wait = 0.0  # seconds spent waiting for batches since the last step log
         self._session_start = time.perf_counter()  # for the elapsed time of the epoch lines
 
     def _optimizer(self) -> torch.optim.AdamW:
@@ -363,7 +364,7 @@ class _Run:
         )
         if self.runtime.compile:
             step_module = torch.compile(step_module)
-        self._logged_step, self._logged_time = self.step, time.perf_counter()
+        self._logged_step, self._logged_time, self._data_wait = self.step, time.perf_counter(), 0.0
         bar = tqdm(total=self.total_steps, initial=self.step, unit="step", disable=not self.show_progress,
                    desc=f"train {self.config.model.name} seed {self.config.seed}")  # which run, under a bench's bar
         heartbeat = Heartbeat(enabled=not self.show_progress and self.context.is_main, total=self.total_steps,
@@ -374,7 +375,8 @@ class _Run:
                 step_before = self.step
                 optimizer, scheduler = self.optimizer, self.scheduler
                 assert optimizer is not None and scheduler is not None, "a model with steps to train has an optimizer"
-                for batch in self.train_loader.epoch(epoch, start_batch):
+                batches = iter(self.train_loader.epoch(epoch, start_batch))
+                while (batch := self._next_batch(batches)) is not None:
                     lr = optimizer.param_groups[0]["lr"]
                     loss, grad_norm = self._optimizer_step(step_module, self.feed(batch), optimizer, scheduler)
                     self.step += 1
@@ -397,6 +399,14 @@ class _Run:
         finally:
             bar.close()
         return True
+
+    def _next_batch(self, batches: Iterator[Any]) -> Any | None:
+        """The next training batch (None at the epoch's end), adding the time spent waiting for it to the data wait
+        that the next step record reports: a share near 0 means the model, not the data feed, sets the pace."""
+        start = time.perf_counter()
+        batch = next(batches, None)
+        self._data_wait += time.perf_counter() - start
+        return batch
 
     def _after_step(self, logger: RunLogger) -> None:
         """Epoch bookkeeping: log the epoch, validate on schedule, write checkpoints when due."""
@@ -438,15 +448,17 @@ class _Run:
         mean_loss = all_reduce_sum(loss.clone(), self.context).item() / self.context.world_size
         now = time.perf_counter()
         images = (self.step - self._logged_step) * self.config.training.batch_size
-        images_per_s = images / max(now - self._logged_time, 1e-9)
-        self._logged_step, self._logged_time = self.step, now
+        elapsed = max(now - self._logged_time, 1e-9)
+        images_per_s, data_wait_share = images / elapsed, min(self._data_wait / elapsed, 1.0)
+        self._logged_step, self._logged_time, self._data_wait = self.step, now, 0.0
         if not np.isfinite(mean_loss):
             raise TrainingDivergedError(
                 f"the training loss became {mean_loss} at step {self.step}; "
                 "lower optimizer.lr or set training.grad_clip"
             )
         run_log.log({"kind": "step", "step": self.step, "epoch": epoch + 1, "loss": mean_loss, "lr": lr,
-                     "grad_norm": float(grad_norm), "images_per_s": images_per_s})
+                     "grad_norm": float(grad_norm), "images_per_s": images_per_s,
+                     "data_wait_share": data_wait_share})
         bar.set_postfix(loss=f"{mean_loss:.4g}", lr=f"{lr:.3g}")
 
     def _log_epoch(self, run_log: RunLogger, metrics: dict[str, float]) -> dict[str, Any]:
@@ -495,7 +507,7 @@ class _Run:
         self._log_samples(run_log)
         self.validated_step = self.step
         self._save(best=bool(record.get("best")))
-        self._logged_step, self._logged_time = self.step, time.perf_counter()
+        self._logged_step, self._logged_time, self._data_wait = self.step, time.perf_counter(), 0.0
 
     def _log_samples(self, run_log: RunLogger) -> None:
         """The trackers' images of each validation split's first samples: input | target | prediction."""
