@@ -142,6 +142,77 @@ def test_aggregate_scales_accuracies_and_reports_the_standard_error() -> None:
     assert aggregate("fg_mse", [float("nan"), 0.5]).n == 1
 
 
+MIRRORS = {  # C1-1's identity training sequence; OOD mirror_vertical leaves a symmetric object as it is
+    "sequences": [["mirror_horizontal", "mirror_horizontal"]],
+    "grid_height": [6, 6], "grid_width": [6, 6], "n_objects": [1, 1],
+    "object_filter": {"max_height": 2, "max_width": 2},
+    "splits": {"test_ood": {"sequences": [["mirror_vertical"]]}},
+    "samples": {"train": 4, "val_id": 2, "val_ood": 2, "test_id": 2, "test_ood": 8},
+}
+
+
+def _evaluate_baselines(task: dict, out: Path, splits: tuple[str, ...] = ("test_ood",)):
+    config = TaskConfig.from_dict(task)
+    spec = RenderSpec(size=(24, 24))
+    sequences, _ = training_sequences(config)
+    data = EvaluationData(spec, {split: OnTheFlyDataset(config, split, spec) for split in splits},
+                          OnTheFlyDataset(config, "train", spec), sequences, canvas=experiment_canvas(config))
+    device = pick_device("cpu")
+    models, _ = build_baselines(("copy_input", "ground_truth"), data, device, batch_size=1)
+    return evaluate_predictors(models, data, out, device=device, batch_size=1, sheet_samples=1)
+
+
+def test_stubbornness_leaves_out_the_samples_whose_target_is_their_input(tmp_path: Path) -> None:
+    """Copying the input matches the identity training sequence: stubborn on every changed sample, and the
+    unchanged ones (one-sample batches with nothing to score), whose right answer that sequence gives too, are left
+    out, counted and flagged. The strict form leaves none out and scores every copy 0."""
+    unchanged = [np.array_equal(s.input, s.output) for s in (generate_sample(TaskConfig.from_dict(MIRRORS),
+                                                                             "test_ood", i) for i in range(8))]
+    assert 0 < sum(unchanged) < 8  # the test needs both kinds
+    result = _evaluate_baselines(MIRRORS, tmp_path / "out")
+    table = pq.read_table(result.samples_path).to_pydict()
+    rows = [i for i, name in enumerate(table["predictor"]) if name == "copy_input"]
+    assert [table["unchanged"][i] for i in rows] == unchanged
+    assert [np.isnan(table["stubbornness"][i]) for i in rows] == unchanged
+    assert [table["stubbornness_strict"][i] for i in rows] == [0.0] * 8
+    for name, stubborn in (("copy_input", 100.0), ("ground_truth", 0.0)):
+        entry = result.metrics["baselines"][name]["splits"]["test_ood"]
+        assert entry["n"] == 8 and entry["n_unchanged"] == sum(unchanged) and "status" not in entry
+        assert entry["metrics"]["stubbornness"] == stubborn and entry["metrics"]["stubbornness_strict"] == 0.0
+    assert "stubbornness" not in result.metrics["status"]  # a batch with no changed sample is not the split
+
+
+ONE_CELL = {**MIRRORS, "splits": {"test_ood": {"sequences": [["mirror_vertical"]],
+                                               "object_filter": {"max_height": 1, "max_width": 1}}}}
+"""Every test_ood sample a single cell: mirror_vertical leaves it as it is, and so does the training sequence."""
+
+
+def test_stubbornness_of_a_split_with_no_changed_sample_is_null_with_the_reason(tmp_path: Path) -> None:
+    from vision_bench.metrics.registry import ALL_UNCHANGED
+
+    result = _evaluate_baselines(ONE_CELL, tmp_path / "out")
+    entry = result.metrics["baselines"]["copy_input"]["splits"]["test_ood"]
+    assert entry["n_unchanged"] == entry["n"] == 8 and entry["metrics"]["stubbornness"] is None
+    assert entry["metrics"]["stubbornness_strict"] == 0.0  # the strict form leaves nothing out
+    assert entry["status"] == {"stubbornness": ALL_UNCHANGED}
+    assert result.metrics["status"]["stubbornness"] == ALL_UNCHANGED
+    assert "stubbornness_strict" not in result.metrics["status"]
+
+
+def test_stubbornness_unavailable_on_one_ood_split_is_that_splits_reason_not_the_runs(tmp_path: Path) -> None:
+    """val_ood holds single cells only (nothing to score), test_ood changed samples too: the reason stays with
+    val_ood, and test_ood's value is not marked unavailable."""
+    from vision_bench.metrics.registry import ALL_UNCHANGED
+
+    task = {**MIRRORS, "splits": {"val_ood": ONE_CELL["splits"]["test_ood"], **MIRRORS["splits"]},
+            "samples": {**MIRRORS["samples"], "val_ood": 4}}
+    result = _evaluate_baselines(task, tmp_path / "out", splits=("val_ood", "test_ood"))
+    splits = result.metrics["baselines"]["copy_input"]["splits"]
+    assert splits["val_ood"]["metrics"]["stubbornness"] is None and splits["test_ood"]["metrics"]["stubbornness"] == 100
+    assert splits["val_ood"]["status"] == {"stubbornness": ALL_UNCHANGED} and "status" not in splits["test_ood"]
+    assert "stubbornness" not in result.metrics["status"]
+
+
 def test_training_sequences_enumerate_small_pools_only() -> None:
     pool = TaskConfig.from_dict({**TRANSLATE, "transformations": ["rot90", "translate_up"], "depth": [1, 2]})
     sequences, note = training_sequences(pool)

@@ -178,19 +178,78 @@ def test_stubbornness_with_the_real_transformations() -> None:
     assert summarize({"stubbornness": values["stubbornness"]})["stubbornness"] == pytest.approx(200 / 3)
 
 
+L_SHAPE = [[0, 0, 0, 0], [0, 2, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]]
+BAR = [[0, 0, 0, 0], [0, 2, 2, 0], [0, 0, 0, 0], [0, 0, 0, 0]]  # mirror_vertical leaves it as it is
+MIRROR_TWICE = [["mirror_horizontal", "mirror_horizontal"]]  # CompGen C1-1's identity training sequence
+
+
 def test_strict_stubbornness_does_not_count_a_copy_through_an_identity_sequence() -> None:
     """CompGen C1-1 trains on mirror_horizontal twice, the identity: copying the input matches it, so
     copy_input is 100% stubborn by the paper's definition; the strict variant counts only sequences that
     change that input."""
-    l_shape = [[0, 0, 0, 0], [0, 2, 2, 0], [0, 2, 0, 0], [0, 0, 0, 0]]
     mirrored = [[0, 0, 0, 0], [0, 2, 0, 0], [0, 2, 2, 0], [0, 0, 0, 0]]  # mirror_horizontal flips the rows
-    id_sequences = [["mirror_horizontal", "mirror_horizontal"], ["mirror_horizontal"]]
-    inputs = torch.tensor([l_shape, l_shape, l_shape])
+    id_sequences = [*MIRROR_TWICE, ["mirror_horizontal"]]
+    inputs = torch.tensor([L_SHAPE] * 3)
     targets = torch.tensor([single_cell(0, 0, 2)] * 3)  # any OOD answer
-    preds = torch.tensor([l_shape, mirrored, single_cell(3, 3, 2)])  # a copy, the ID mirror, neither
+    preds = torch.tensor([L_SHAPE, mirrored, single_cell(3, 3, 2)])  # a copy, the ID mirror, neither
     values = compute_metrics(pred_grids=preds, target_grids=targets, input_grids=inputs, id_sequences=id_sequences)
     assert values["stubbornness"].tolist() == [1, 1, 0]
     assert values["stubbornness_strict"].tolist() == [0, 1, 0]
+
+
+def _mirrored_vertically(grid: list[list[int]]) -> list[list[int]]:
+    from vision_bench.tasks.transformations import apply_sequence
+
+    return np.asarray(apply_sequence(np.array(grid, dtype=np.uint8), ["mirror_vertical"])).tolist()
+
+
+def test_stubbornness_leaves_out_a_sample_whose_correct_answer_an_identity_training_sequence_gives() -> None:
+    """OOD sequence mirror_vertical: the bar is unchanged by it, the L is not. The identity training sequence
+    leaves both inputs as they are, so the bar's correct answer, its input, is that sequence's answer too: the paper's
+    form has nothing to say on the bar (NaN) and counts the copy stubborn on the L. The strict form counts neither
+    copy and leaves nothing out."""
+    assert _mirrored_vertically(BAR) == BAR and _mirrored_vertically(L_SHAPE) != L_SHAPE
+    inputs = torch.tensor([BAR, L_SHAPE])
+    targets = torch.tensor([_mirrored_vertically(BAR), _mirrored_vertically(L_SHAPE)])
+    names = ["stubbornness", "stubbornness_strict"]
+    copied = compute_metrics(pred_grids=inputs, target_grids=targets, input_grids=inputs, id_sequences=MIRROR_TWICE,
+                             names=names)
+    unchanged, changed = copied["stubbornness"].tolist()
+    assert np.isnan(unchanged) and changed == 1
+    assert copied["stubbornness_strict"].tolist() == [0, 0]
+    assert summarize(copied) == {"stubbornness": 100.0, "stubbornness_strict": 0.0}  # over one sample, and two
+    assert copied.status == {"stubbornness": "ok", "stubbornness_strict": "ok"}
+    solved = compute_metrics(pred_grids=targets, target_grids=targets, input_grids=inputs, id_sequences=MIRROR_TWICE,
+                             names=names)
+    assert summarize(solved) == {"stubbornness": 0.0, "stubbornness_strict": 0.0}
+
+
+def test_a_sample_whose_target_is_its_input_still_shows_stubbornness_where_training_changes_it() -> None:
+    """OOD mirror_vertical leaves the bar as it is; training translated it up. A model that moves the bar up applied
+    the training rule instead of the OOD one: stubborn in both forms. Copying the bar (the right answer) is not."""
+    from vision_bench.tasks.transformations import apply_sequence
+
+    moved = np.asarray(apply_sequence(np.array(BAR, dtype=np.uint8), ["translate_up"])).tolist()
+    assert moved != BAR and _mirrored_vertically(BAR) == BAR
+    inputs = torch.tensor([BAR, BAR])
+    values = compute_metrics(pred_grids=torch.tensor([moved, BAR]), target_grids=inputs, input_grids=inputs,
+                             id_sequences=[["translate_up"]], names=["stubbornness", "stubbornness_strict"])
+    assert values["stubbornness"].tolist() == values["stubbornness_strict"].tolist() == [1, 0]
+    assert values.status == {"stubbornness": "ok", "stubbornness_strict": "ok"}
+
+
+def test_stubbornness_of_left_out_samples_only_is_nan_with_the_reason() -> None:
+    """Every target is its input and the identity training sequence gives it: the paper's form has no sample to
+    score and says why; the strict form scores the copies 0."""
+    from vision_bench.metrics.registry import ALL_UNCHANGED
+
+    inputs = torch.tensor([BAR, single_cell(2, 2, 4)])
+    values = compute_metrics(pred_grids=inputs, target_grids=inputs, input_grids=inputs, id_sequences=MIRROR_TWICE,
+                             names=["stubbornness", "stubbornness_strict"])
+    assert values["stubbornness"].isnan().all() and values["stubbornness_strict"].tolist() == [0, 0]
+    assert np.isnan(summarize(values)["stubbornness"]) and summarize(values)["stubbornness_strict"] == 0.0
+    assert values.status == {"stubbornness": ALL_UNCHANGED, "stubbornness_strict": "ok"}
+    assert ALL_UNCHANGED.startswith("unavailable: ")
 
 
 def test_stubbornness_skips_sequences_that_cannot_be_applied() -> None:

@@ -68,10 +68,13 @@ def test_a_bench_without_matplotlib_writes_everything_but_the_figures(tmp_path: 
 
 
 def test_model_ranks_without_matplotlib_keep_the_table(tmp_path: Path, no_matplotlib: None) -> None:
-    from vision_bench.bench.model_ranks import ModelRankAgreement, write_model_ranks
+    from vision_bench.bench.correlation import PairCounts
+    from vision_bench.bench.model_ranks import ModelRankAgreement, RankViews, SampleAgreement, write_model_ranks
 
     results = [ModelRankAgreement("mse", 4, 0.75, 0.5, 1)]
-    markdown = write_model_ranks(results, tmp_path, [Path("bench")]).read_text(encoding="utf-8")
+    views = RankViews(("bench",), {"bench": ""}, results, results, [SampleAgreement("mse", 0, PairCounts())])
+    write_model_ranks(views, tmp_path)
+    markdown = (tmp_path / "model_ranks.md").read_text(encoding="utf-8")
     assert "| 4 | 75% | +0.50 (1) |" in markdown and REPORTS_EXTRA in markdown
     assert not (tmp_path / "model_ranks.png").exists() and (tmp_path / "model_ranks.csv").is_file()
 

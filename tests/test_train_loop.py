@@ -240,6 +240,15 @@ def test_data_that_does_not_fit_the_model_is_refused(tmp_path, config, expected)
         train(config(), tmp_path, progress=False)
 
 
+def test_select_on_an_empty_validation_split_says_the_split_is_empty(tmp_path) -> None:
+    """`train` called as a library skips the command's check: the first validation finds val_ood empty and says
+    so, not that the metric is unmeasured."""
+    config = make_config(dataset={"study": "sample-efficiency/S2/1"}, checkpoint={"select_on": "val_ood"})
+    with pytest.raises(ConfigError, match="select_on is val_ood but that validation split holds no samples") as error:
+        train(config, tmp_path, progress=False)
+    assert "not measured" not in str(error.value) and "--select-on val_id" in str(error.value)
+
+
 def test_resume_refuses_another_config_and_names_the_keys(copy_input_run) -> None:
     changed = make_config("copy_input", optimizer={"lr": 0.5}, training={"epochs": 100, "batch_size": 4})
     with pytest.raises(CheckpointError, match=r"differs from the run's in optimizer\.lr, training\.batch_size; "):

@@ -12,4 +12,5 @@ bench compgen_c1 &
 wait
 nice -n 10 vision-bench compare-metrics --out docs/results/compare_metrics --no-progress \
     --bench docs/results/envgen --bench docs/results/alpha_sweep --bench docs/results/compgen_c1 \
+    --gate grid_accuracy:test_id:90 \
     --run docs/results/envgen/runs/envgen_G3_1/CNN_unet_test_resnet/seed0

@@ -2,6 +2,7 @@
 
     OUT/perturbations.csv, perturbations.json   each perturbation x metric: mean, SEM, penalty share
     OUT/correlations.csv, correlations.json     with --run: Spearman / Kendall per split and metric
+    OUT/model_ranks.csv, model_ranks.md, .png   with --bench: model rank agreement, all / competent / per sample
     OUT/plots/*.png, OUT/report.md, OUT/report.html
 """
 
@@ -25,8 +26,10 @@ from vision_bench.bench.compare_metrics import (
     findings,
     perturbation_study,
 )
-from vision_bench.bench.correlation import RankCorrelation
+from vision_bench.bench.correlation import RankCorrelation, run_samples
 from vision_bench.bench.figures import figures_missing
+from vision_bench.bench.model_ranks import TITLE as RANKS_TITLE
+from vision_bench.bench.model_ranks import RankViews, write_model_ranks
 from vision_bench.bench.perturbations import PERTURBATIONS
 from vision_bench.bench.report import (
     Figure,
@@ -39,14 +42,7 @@ from vision_bench.bench.report import (
 )
 from vision_bench.bench.tables import short
 from vision_bench.errors import UserError
-from vision_bench.evaluation.outputs import (
-    METRICS_FILE,
-    SAMPLES_FILE,
-    read_metrics,
-    read_samples,
-    write_json,
-)
-from vision_bench.evaluation.run import OUTPUT_DIR
+from vision_bench.evaluation.outputs import write_json
 from vision_bench.io.atomic import atomic_output, output_folder
 
 if TYPE_CHECKING:
@@ -169,27 +165,6 @@ def write_perturbations(study: PerturbationStudy, out_dir: Path, report: Report)
     report.add(*[Paragraph(line) for line in findings(study)])
 
 
-def evaluation_folder(run: str | Path) -> Path:
-    """The folder holding samples.parquet: given directly, as the Parquet file, or as RUN_DIR."""
-    path = Path(run)
-    if path.is_file():
-        return path.parent
-    return path if (path / SAMPLES_FILE).is_file() else path / OUTPUT_DIR
-
-
-def run_samples(run: str | Path) -> tuple[dict[str, np.ndarray], np.ndarray, str]:
-    """Per-sample numeric columns and splits of the run's trained model (all rows without metrics.json)."""
-    folder = evaluation_folder(run)
-    table = read_samples(folder).to_pydict()
-    main = read_metrics(folder).get("model") if (folder / METRICS_FILE).is_file() else None
-    rows = np.array([main is None or predictor == main for predictor in table["predictor"]])
-    if not rows.any():
-        raise UserError(f"{folder}: no samples of the model {main!r}; evaluate the run again")
-    numeric = {key: np.array(values, dtype=float)[rows] for key, values in table.items()
-               if key not in ("predictor", "split", "task_key", "sequence")}
-    return numeric, np.array(table["split"])[rows], main or "all predictors"
-
-
 def write_correlations(run: str | Path, out_dir: Path, report: Report) -> list[RankCorrelation]:
     columns, splits, who = run_samples(run)
     results = correlation_study(columns, splits)
@@ -234,12 +209,16 @@ def run_compare_metrics(
     run: str | Path | None = None,
     lpips: torch.nn.Module | str | None = None,
     seed: int = 0,
+    ranks: RankViews | None = None,
 ) -> CompareResult:
-    """The perturbation study on `targets` (skipped when None) and, with `run`, the correlation study."""
+    """The model rank views of `ranks` (when given), the perturbation study on `targets` (skipped when None) and,
+    with `run`, the correlation study."""
     out_dir = output_folder(Path(out_dir).resolve())  # figures are linked relative to the report, whatever the cwd
     output_folder(out_dir, PLOTS_DIR, make=False)  # the plots never go through a folder link placed there
     report = Report("Which metric should I trust?")
     study = None
+    if ranks is not None:
+        report.add(Heading(RANKS_TITLE), *write_model_ranks(ranks, out_dir))
     if targets is not None:
         if spec is None:
             raise ValueError("the perturbation study needs the targets' render spec")

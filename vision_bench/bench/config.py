@@ -37,6 +37,8 @@ from vision_bench.train.config import (
     ScheduleConfig,
     TrackingConfig,
     TrainingConfig,
+    ValidationSplit,
+    check_ood_validation,
 )
 
 if TYPE_CHECKING:
@@ -106,6 +108,14 @@ class ModelEntry(StrictConfig):
             base = merged.get(section)
             merged[section] = {**base, **values} if isinstance(base, dict) and isinstance(values, dict) else values
         return merged
+
+    def checkpoint(self, shared: JSONDict) -> CheckpointConfig:
+        """The model's checkpoint choice: its own `train.checkpoint` over the bench's."""
+        return CheckpointConfig.model_validate(self.train_sections(shared).get("checkpoint", {}))
+
+    def training(self, shared: JSONDict) -> TrainingConfig:
+        """The model's run length and batch: its own `train.training` over the bench's."""
+        return TrainingConfig.model_validate(self.train_sections(shared).get("training", {}))
 
     @property
     def display(self) -> str:
@@ -220,6 +230,19 @@ class BenchConfig(StrictConfig):
         experiments = tuple(_relative_to(e, folder) for e in config.experiments)
         return config.model_copy(update={"experiments": experiments})
 
+    def with_select_on(self, split: ValidationSplit) -> BenchConfig:
+        """Every cell's best checkpoint chosen on `split` (`bench --select-on`): the shared
+        `train.checkpoint.select_on` set as `--set train.checkpoint.select_on=SPLIT` sets it, and the models that
+        set their own as well."""
+        models = tuple(model.model_copy(update={"train": _selecting_on(model.train, split)})
+                       if "select_on" in model.train.get("checkpoint", {}) else model for model in self.models)
+        return self.model_copy(update={"train": _selecting_on(self.train, split), "models": models})
+
+
+def _selecting_on(train: JSONDict, split: ValidationSplit) -> JSONDict:
+    """`train` sections with `checkpoint.select_on` set to `split`, the other keys kept."""
+    return {**train, "checkpoint": {**train.get("checkpoint", {}), "select_on": split}}
+
 
 def _relative_to(experiment: str, folder: Path) -> str:
     """A custom experiment file named relative to the bench config resolves next to it."""
@@ -299,6 +322,17 @@ def check_layout(config: BenchConfig, experiments: Sequence[str], spec: RenderSp
             f"at different pixel sizes (a confound); set data.spec.layout: cell:{cell} (fixed {cell}-pixel cells), "
             "or allow_cell_size_confound: true in the bench config to keep it"
         )
+
+
+def check_selection(config: BenchConfig, experiments: Sequence[str]) -> None:
+    """Refuse a model that selects its checkpoint on val_ood in an experiment whose val_ood split holds no
+    samples (Sample-Efficiency's): there is no OOD validation loss to select on."""
+    selecting = [m.display for m in config.models if m.checkpoint(config.train).select_on == "val_ood"]
+    if not selecting:
+        return
+    for experiment in experiments:
+        check_ood_validation(task_config(experiment, config.data), data=f"experiment {experiment}",
+                             who=", ".join(selecting), key="train.checkpoint.select_on")
 
 
 def task_config(experiment: str, data: DataSection) -> TaskConfig:

@@ -51,6 +51,7 @@ from vision_bench.bench.cells import (
 from vision_bench.bench.config import (
     BenchConfig,
     check_layout,
+    check_selection,
     is_file_reference,
     resolve_experiments,
     setting_of,
@@ -349,6 +350,7 @@ def run_bench(
         raise ConfigError(f"{out_dir} holds no bench ({BENCH_FILE} is missing); run the bench or its shards first")
     bench = _Bench(config, out_dir, progress, device, trust_stored_data, loggers)
     check_layout(config, bench.experiments, bench.spec)
+    check_selection(config, bench.experiments)
     check_gate(config.gate, config.evaluate.splits, {
         experiment: family_metric_status(task_config(experiment, config.data)) for experiment in bench.experiments})
     plan = plan_cells(config, bench.experiments)

@@ -14,7 +14,7 @@ from vision_bench.bench.aggregate import (
     summarize_alpha,
     summarize_experiments,
 )
-from vision_bench.bench.config import BenchConfig, experiment_name
+from vision_bench.bench.config import BenchConfig, ModelEntry, experiment_name, is_file_reference
 from vision_bench.bench.figures import Point, Scale, figures_missing, value_scale
 from vision_bench.bench.gate import failed_runs, gate_table, gated
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
@@ -32,6 +32,7 @@ from vision_bench.bench.tables import (
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.tasks.families import ERROR_TAXONOMY, family_metrics, study_family
+from vision_bench.tasks.studies.registry import is_cogitao_study
 from vision_bench.train.logging import METRICS_FILE, read_records
 
 PLOTS_DIR = "plots"
@@ -171,6 +172,36 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
     return plot_training_curves(curves, scales=scales, path=out_dir / PLOTS_DIR / "training_curves.png")
 
 
+SELECTION_WORDS = {"loss": "validation loss", "mse": "validation MSE", "grid_accuracy": "validation grid accuracy"}
+PAPER_CHECKPOINT = "best by validation loss on val_ood"
+"""COGITAO's choice (paper 000, App. J: the checkpoint of lowest OOD validation loss) in `checkpoint_choice`'s words."""
+
+
+def checkpoint_choice(config: BenchConfig) -> str:
+    """Which checkpoint the cells were evaluated on, for the report's first paragraph: 'best by validation loss on
+    val_id' or 'last, after 1000 steps', per model where the models' own `train` sections make them differ; where
+    the bench runs COGITAO's paper's own studies (`is_cogitao_study`), the paper's choice beside it (the configs here
+    mostly take val_id or the last checkpoint)."""
+    choices = {model.display: _model_checkpoint(config, model) for model in config.models}
+    distinct = set(choices.values())
+    cogitao = any(is_cogitao_study(e) for e in config.experiments if not is_file_reference(e))
+    if distinct == {PAPER_CHECKPOINT}:
+        return f"{PAPER_CHECKPOINT}, as COGITAO's paper chose" if cogitao else PAPER_CHECKPOINT
+    per_model = ", ".join(f"{choice} for {name}" for name, choice in choices.items())
+    said = distinct.pop() if len(distinct) == 1 else per_model
+    return f"{said} (COGITAO's paper: best by OOD validation loss)" if cogitao else said
+
+
+def _model_checkpoint(config: BenchConfig, model: ModelEntry) -> str:
+    """One model's evaluated checkpoint in words: the selection split and metric of best.pt, or the run length."""
+    if config.evaluate.checkpoint == "last":
+        training = model.training(config.train)  # max_steps, when set, replaces epochs as the run's length
+        count, unit = (training.epochs, "epoch") if training.max_steps is None else (training.max_steps, "step")
+        return f"last, after {count} {unit}{'' if count == 1 else 's'}"
+    checkpoint = model.checkpoint(config.train)
+    return f"best by {SELECTION_WORDS[checkpoint.metric]} on {checkpoint.select_on}"
+
+
 def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path) -> Report:
     """The whole report; plots and sheets are written under `out_dir` as a side effect."""
     output_folder(out_dir, PLOTS_DIR, make=False)  # the plots never go through a folder link placed there
@@ -185,7 +216,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
         f"({len({c.experiment for c in cells})} experiments, seeds {', '.join(map(str, config.seeds))}). "
         f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
         f"ID = {id_split}, OOD = {ood_split or 'none (the study has no OOD split)'}; "
-        f"checkpoint: {config.evaluate.checkpoint}."
+        f"checkpoint: {checkpoint_choice(config)}."
     ))
     if config.gate is not None or config.verdict:
         report.add(Heading("Gate and verdict rule (stated in the bench config before the runs)"))

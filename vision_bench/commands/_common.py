@@ -2,7 +2,8 @@
 
 `--no-progress` hides progress bars; `--quiet` also hides informational messages (results and
 errors are still printed); `--device` chooses where a model runs; `--logger NAME` adds an experiment
-tracker; `--set key.path=value` overrides one key of a YAML config, validated like the file;
+tracker; `--select-on val_id|val_ood` picks the validation split that chooses the best checkpoint;
+`--set key.path=value` overrides one key of a YAML config, validated like the file;
 `check_out_folder` refuses an `--out` that holds another command's output. A renamed option keeps its old
 spelling for one release as a hidden alias (`add_old_spelling`); the command line prints one
 deprecation line when it is used (`warn_old_spellings`).
@@ -67,6 +68,36 @@ def add_device_argument(parser: argparse.ArgumentParser, default: str | None = "
     (train: the config's runtime.device)."""
     help_text = DEVICE_HELP if default_text is None else f"{DEVICE_CHOICES} (default: {default_text})"
     parser.add_argument("--device", default=default, help=help_text)
+
+
+def add_select_on_argument(parser: argparse.ArgumentParser, key: str) -> None:
+    """`--select-on val_id|val_ood`: the validation split whose `checkpoint.metric` picks best.pt, set as `key`
+    (written out here, as `vision_bench.train.config.CheckpointConfig` has them, so that `--help` needs no torch)."""
+    parser.add_argument(
+        "--select-on", choices=("val_id", "val_ood"), default=None,
+        help=f"the validation split that picks the best checkpoint, set as {key}: val_id, or val_ood as COGITAO's "
+        "paper chose (on its OOD validation loss) (default: the config's, val_id unless it says otherwise)",
+    )
+
+
+def check_select_on_agrees(select_on: str | None, overrides: Sequence[str], key: str) -> None:
+    """Refuse `--select-on` beside a `--set` of the same `key` (a dotted path, e.g. train.checkpoint.select_on, or a
+    mapping above it) to another split: one of the two would win without a word."""
+    from vision_bench.config_files import parse_override
+    from vision_bench.errors import ConfigError
+
+    if select_on is None:
+        return
+    wanted = key.split(".")
+    for override in overrides:
+        path, value = parse_override(override)
+        if path != wanted[: len(path)]:
+            continue
+        for part in wanted[len(path):]:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and value != select_on:
+            raise ConfigError(f"--select-on {select_on} and --set {override} choose different splits for {key}; "
+                              "give one of the two")
 
 
 def add_logger_argument(parser: argparse.ArgumentParser, key: str) -> None:

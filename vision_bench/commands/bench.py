@@ -4,7 +4,9 @@ Re-running the same command skips finished cells and resumes interrupted ones; t
 (DIR/report.md and a self-contained DIR/report.html) and DIR/results.csv / results.json are
 rewritten at the end of every run. With `--num-shards N --shard-index K` the run computes only
 shard K's cells (for a Slurm array or any scheduler; shards may share DIR at once) and writes no
-report; a plain run afterwards, or `--collect-only`, gathers every shard's cells.
+report; a plain run afterwards, or `--collect-only`, gathers every shard's cells. `--select-on` sets every
+cell's `train.checkpoint.select_on` (a change of the bench, as the same `--set` would be; refused beside a `--set`
+of that key to the other split).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from vision_bench.commands._common import (
     add_device_argument,
     add_logger_argument,
     add_progress_arguments,
+    add_select_on_argument,
     add_set_argument,
     check_out_folder,
+    check_select_on_agrees,
     show_progress,
 )
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips
@@ -50,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "pipe: command, URL or hf:// Hub id, which are otherwise refused (a bench never writes one): "
                         "only for a folder you trust")
     add_set_argument(parser, example="train.training.epochs=3")
+    add_select_on_argument(parser, "every cell's train.checkpoint.select_on")
     add_device_argument(parser, default=None, default_text="each cell's train.runtime.device, auto unless set")
     add_logger_argument(parser, "each cell's train.tracking.loggers")
     add_progress_arguments(parser)
@@ -61,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
 
     num_shards, shard_index = _shard(args)
     progress = show_progress(args)
+    check_select_on_agrees(args.select_on, args.overrides, "train.checkpoint.select_on")
     config = BenchConfig.from_yaml(args.config, args.overrides)
+    if args.select_on is not None:
+        config = config.with_select_on(args.select_on)
     check_out_folder(args.out, NAME)
     if not args.collect_only:
         prepare_lpips("alex", args.offline)
@@ -94,6 +102,8 @@ def _shard_summary(args: argparse.Namespace, result: BenchResult) -> str:
     index, count = result.shard
     collect = ["vision-bench", "bench", str(args.config), "--out", str(args.out), "--collect-only"]
     collect += [part for override in args.overrides for part in ("--set", override)]
+    if args.select_on is not None:
+        collect += ["--select-on", args.select_on]
     lines = [
         (f"shard {index} of {count}: {_cells(len(result.computed))} computed, {len(result.skipped)} already "
          "finished; no report written (a shard holds part of the bench)"),

@@ -1,7 +1,7 @@
 """`vision-bench train CONFIG [--out RUN_DIR] [--resume]`: train a model from a YAML config.
 
 Under `torchrun --nproc_per_node N -m vision_bench train CONFIG` every process runs this command
-and the run is data-parallel; rank 0 writes the run directory. `--set`, `--seed`, `--device` and
+and the run is data-parallel; rank 0 writes the run directory. `--set`, `--seed`, `--device`, `--select-on` and
 `--logger` change the config before it is used, so the run directory's config shows what actually ran.
 """
 
@@ -15,8 +15,10 @@ from vision_bench.commands._common import (
     add_device_argument,
     add_logger_argument,
     add_progress_arguments,
+    add_select_on_argument,
     add_set_argument,
     check_out_folder,
+    check_select_on_agrees,
     show_progress,
 )
 from vision_bench.commands._lpips import add_lpips_arguments, prepare_lpips_loss
@@ -44,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from checkpoints/last.pt")
     parser.add_argument("--seed", type=_seed, default=None, help="the run's seed (default: the config's seed)")
     add_device_argument(parser, default=None, default_text="the config's runtime.device")
+    add_select_on_argument(parser, "checkpoint.select_on")
     add_logger_argument(parser, "tracking.loggers")
     add_progress_arguments(parser)
     add_lpips_arguments(parser, net=False)
@@ -52,18 +55,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from vision_bench.config_files import check_override_keys
     from vision_bench.train import TrainConfig, train
+    from vision_bench.train.config import check_selection
     from vision_bench.train.distributed import context_from_environment
 
     progress = show_progress(args)
     check_override_keys(TrainConfig, args.overrides)
+    check_select_on_agrees(args.select_on, args.overrides, "checkpoint.select_on")
     config = TrainConfig.from_yaml(args.config, args.overrides)
     if args.seed is not None:
         config = config.replace(seed=args.seed)
     if args.device is not None:
         config = config.replace(runtime=config.runtime.model_dump() | {"device": args.device})
+    if args.select_on is not None:
+        config = config.replace(checkpoint=config.checkpoint.model_dump() | {"select_on": args.select_on})
     if args.loggers:
         loggers = list(dict.fromkeys([*config.tracking.loggers, *args.loggers]))  # each once, the config's first
         config = config.replace(tracking=config.tracking.model_dump() | {"loggers": loggers})
+    check_selection(config)  # before anything is written: a study without an OOD validation split
     run_dir = args.out if args.out is not None else DEFAULT_RUNS_DIR / args.config.stem
     check_out_folder(run_dir, NAME)
     prepare_lpips_loss(config.model.options.get("loss"), args.offline)

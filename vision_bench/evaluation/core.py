@@ -34,9 +34,19 @@ from vision_bench.metrics import (
     mean_sem,
 )
 from vision_bench.metrics.inputs import lay_on_targets
+from vision_bench.metrics.objects import unchanged_samples
 from vision_bench.metrics.perceptual import LpipsLoad, LpipsScorer, resolve_lpips
+from vision_bench.metrics.registry import ALL_UNCHANGED
 from vision_bench.models.base import ImageToImageModel
 from vision_bench.tasks.grid import extract_objects
+
+SPLIT_REASONS = frozenset({ALL_UNCHANGED})
+"""Statuses that come from one split's samples rather than from the kind of data: metrics.json gives them with their
+split, and as the run's status only where every split that computes the metric holds them (`outputs.run_status`)."""
+
+UNCHANGED = "unchanged"
+"""The per-sample column (data with grids): the target equals the input (the sample's sequence changes nothing
+there); `stubbornness` leaves such a sample out where a training sequence leaves the input unchanged too."""
 
 
 @dataclass
@@ -227,7 +237,14 @@ def _finish(split: str, shared_columns: Mapping[str, list[Any]], score: _Scores)
         columns[name] = torch.cat(parts).tolist()
     aggregates = {name: aggregate(name, torch.cat(parts)) for name, parts in score.per_metric.items()}
     best, worst = score.extremes.rows()
-    return SplitEvaluation(split, columns, aggregates, score.status, best, worst)
+    return SplitEvaluation(split, columns, aggregates, _split_status(score.status, aggregates), best, worst)
+
+
+def _split_status(status: Mapping[str, str], aggregates: Mapping[str, MeanSem]) -> dict[str, str]:
+    """The batches' statuses, less those that held for one batch alone: `ALL_UNCHANGED` (every sample left out of
+    stubbornness) where another batch of the split has a sample it scores, and so a finite mean."""
+    return {name: reason for name, reason in status.items()
+            if not (reason == ALL_UNCHANGED and math.isfinite(aggregates[name].mean))}
 
 
 def _batch_metrics(
@@ -301,3 +318,4 @@ def _append_columns(columns: dict[str, list[Any]], batch: Batch, count: int) -> 
         columns.setdefault("n_target_objects", []).extend(
             _object_count(g, s) for g, s in zip(batch["target_grid"], shapes.tolist())
         )
+        columns.setdefault(UNCHANGED, []).extend(unchanged_samples(batch["target_grid"], batch["input_grid"]))

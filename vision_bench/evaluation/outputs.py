@@ -1,9 +1,12 @@
 """The files an evaluation leaves behind, and how to read them back.
 
-    OUT/metrics.json      per split: sample count, mean and SEM of every metric, ID/OOD gaps,
-                          for the run's model (top level) and each baseline (under "baselines")
+    OUT/metrics.json      per split: sample count (and with grids `n_unchanged`, the samples whose
+                          target equals their input), mean and SEM of every metric, the reasons
+                          that hold for that split alone (`status`, when there are some), ID/OOD
+                          gaps, for the run's model (top level) and each baseline (under
+                          "baselines"); the run's `status` (metric -> why it is unavailable)
     OUT/samples.parquet   one row per (predictor, split, sample): every metric (raw per-sample
-                          values: accuracies 0..1), the sequence, the object counts
+                          values: accuracies 0..1), the sequence, the object counts, `unchanged`
     OUT/sheets/PREDICTOR/SPLIT_best.png, SPLIT_worst.png
     OUT/predictions/PREDICTOR/SPLIT/<index:08d>_pred.png   with --save-predictions
     OUT/rollout/rollout.json, sheet_SPLIT.png              with --rollout (`vision_bench.bench.rollout_report`)
@@ -28,7 +31,7 @@ import torch
 
 from vision_bench.data.names import safe_name
 from vision_bench.errors import UserError
-from vision_bench.evaluation.core import SplitEvaluation
+from vision_bench.evaluation.core import SPLIT_REASONS, UNCHANGED, SplitEvaluation
 from vision_bench.evaluation.sheets import to_uint8_image, write_sheet
 from vision_bench.io.atomic import atomic_output, atomic_write_text, output_folder
 from vision_bench.io.documents import JSONDict
@@ -92,12 +95,40 @@ def _finite(value: float) -> float | None:
 
 
 def split_summary(evaluation: SplitEvaluation) -> JSONDict:
-    """{'n', 'metrics': name -> mean, 'sem': name -> SEM}; non-finite numbers become null."""
-    return {
-        "n": evaluation.n,
-        "metrics": {name: _finite(value.mean) for name, value in evaluation.aggregates.items()},
-        "sem": {name: _finite(value.sem) for name, value in evaluation.aggregates.items()},
-    }
+    """{'n', 'metrics': name -> mean, 'sem': name -> SEM}; with grids 'n_unchanged': the samples whose target
+    equals their input (`stubbornness` leaves them out where a training sequence leaves the input unchanged too);
+    'status': name -> why the metric is null on this split alone (`SPLIT_REASONS`), when some is. Non-finite
+    numbers become null."""
+    summary: JSONDict = {"n": evaluation.n}
+    if UNCHANGED in evaluation.columns:
+        summary["n_unchanged"] = sum(evaluation.columns[UNCHANGED])
+    summary["metrics"] = {name: _finite(value.mean) for name, value in evaluation.aggregates.items()}
+    summary["sem"] = {name: _finite(value.sem) for name, value in evaluation.aggregates.items()}
+    own = {name: reason for name, reason in evaluation.status.items() if reason in SPLIT_REASONS}
+    if own:
+        summary["status"] = own
+    return summary
+
+
+def run_status(unavailable: Mapping[str, str],
+               results: Mapping[str, Mapping[str, SplitEvaluation]]) -> dict[str, str]:
+    """The run's metric -> reason: what the data cannot support (`unavailable`) and every split's statuses, but a
+    reason of one split's samples (`SPLIT_REASONS`) only where it holds on every split that computes the metric
+    (stubbornness unavailable on val_ood, every sample there left out, still has a value on test_ood)."""
+    status = dict(unavailable)
+    for splits in results.values():
+        for evaluation in splits.values():
+            status.update({name: reason for name, reason in evaluation.status.items() if reason not in SPLIT_REASONS})
+    for splits in results.values():
+        computing: dict[str, list[SplitEvaluation]] = {}
+        for evaluation in splits.values():
+            for name in evaluation.aggregates:
+                computing.setdefault(name, []).append(evaluation)
+        for name, evaluations in computing.items():
+            reasons = {evaluation.status.get(name) for evaluation in evaluations}
+            if len(reasons) == 1 and (reason := next(iter(reasons))) in SPLIT_REASONS:
+                status.setdefault(name, str(reason))
+    return status
 
 
 def gaps(splits: Mapping[str, SplitEvaluation]) -> dict[str, dict[str, float | None]]:

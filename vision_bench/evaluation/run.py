@@ -202,10 +202,7 @@ def _evaluate_into(
         )
         for name, evaluation in evaluations.items():
             results[name][split] = evaluation
-    status: dict[str, str] = dict(data.unavailable)
-    for splits in results.values():
-        for evaluation in splits.values():
-            status.update(evaluation.status)
+    status = outputs.run_status(data.unavailable, results)
     describe = {name: model.describe() for name, model in predictors.items()}
     metrics: JSONDict = {
         "format": outputs.FORMAT,

@@ -11,15 +11,23 @@ is a float64 tensor (B,) on the grids' device.
 - `color_accuracy` / `shape_accuracy` (Compositional-ARC, appendix D.1): objects are 8-connected
   cells of *one* color; 1 when, for every color (resp. every normalized shape: the cell set
   translated to its top-left corner), prediction and target hold the same number of objects.
-- `stubbornness` (COGITAO G.4): 1 when the prediction equals some in-distribution sequence applied
+- `stubbornness` (COGITAO App. G.4: STBN = 100/N x sum over the N OOD samples of 1[some in-distribution
+  sequence tau has Y_hat_k = tau(X_k)]): 1 when the prediction equals some in-distribution sequence applied
   to the input; meant for OOD samples. A sequence that cannot be applied to that input matches nothing.
-  With `exclude_identity`, a sequence that leaves that input unchanged matches nothing either: when
-  training holds such a sequence (mirror then mirror is the identity), copying the input would otherwise
-  count as stubborn, and a model that learned nothing would score 100%.
+  A sample is NaN, left out of the mean, when its target equals its input (its own sequence is the identity
+  there: `unchanged_samples`) *and* some training sequence leaves that input unchanged too: then the correct
+  answer is that training sequence's answer and would count as stubborn (a departure from G.4's N, in
+  docs/fidelity.md). A sample whose target equals its input but whose input no training sequence leaves as it is
+  still counts: a prediction equal to a training sequence's answer there is stubborn, a copy of the input is not.
+  With `exclude_identity` (`stubbornness_strict`), a sequence that leaves that input unchanged matches nothing
+  either: when training holds such a sequence (mirror then mirror is the identity), copying the input would
+  otherwise count as stubborn, and a model that learned nothing would score 100%. No sample is NaN there: a
+  correct answer equal to the input matches no counted sequence.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -102,15 +110,33 @@ def shape_accuracy(pred_grids: torch.Tensor, target_grids: torch.Tensor) -> torc
     return _per_sample((float(shape_counts(p) == shape_counts(t)) for p, t in pairs), target_grids)
 
 
-def _matches(apply: SequenceApplier, grid: np.ndarray, sequence: Sequence[str], pred: np.ndarray,
-             exclude_identity: bool = False) -> bool:
+def _applied(apply: SequenceApplier, grid: np.ndarray, sequence: Sequence[str]) -> np.ndarray | None:
+    """`sequence` applied to `grid`, or None where it cannot be applied (it then matches nothing)."""
     try:
-        result = np.asarray(apply(grid, list(sequence)))
+        return np.asarray(apply(grid, list(sequence)))
     except TransformationError:
-        return False
-    if exclude_identity and result.shape == grid.shape and np.array_equal(result, grid):
-        return False
-    return result.shape == pred.shape and bool(np.array_equal(result, pred))
+        return None
+
+
+def _same(first: np.ndarray, second: np.ndarray) -> bool:
+    return first.shape == second.shape and bool(np.array_equal(first, second))
+
+
+def _checked_inputs(input_grids: torch.Tensor, target_grids: torch.Tensor) -> torch.Tensor:
+    """`input_grids` checked as grids, one per target."""
+    inputs = as_grids(input_grids, "input_grids")
+    if inputs.shape[0] != target_grids.shape[0]:
+        raise MetricInputError(f"input_grids holds {inputs.shape[0]} grids but target_grids {target_grids.shape[0]}")
+    return inputs
+
+
+def unchanged_samples(target_grids: torch.Tensor, input_grids: torch.Tensor) -> list[bool]:
+    """Per sample: whether its target equals its input at their real sizes, i.e. its own sequence is the identity
+    on that input (`stubbornness` leaves such a sample out where a training sequence leaves the input unchanged
+    too)."""
+    targets = as_grids(target_grids, "target_grids")
+    inputs = _checked_inputs(input_grids, targets)
+    return [_same(unpadded(grid), unpadded(target)) for grid, target in zip(inputs.cpu(), targets.cpu())]
 
 
 def stubbornness(
@@ -123,7 +149,9 @@ def stubbornness(
     exclude_identity: bool = False,
 ) -> torch.Tensor:
     """Per OOD sample: 1 when the prediction equals an in-distribution sequence applied to the input (with
-    `exclude_identity`, only a sequence that changes that input counts).
+    `exclude_identity`, only a sequence that changes that input counts). Without `exclude_identity`, NaN when the
+    target equals the input and some in-distribution sequence leaves that input unchanged too (a correct answer
+    would count as stubborn); with it, never NaN.
 
     `apply_sequence(grid, names) -> grid` defaults to `vision_bench.tasks.transformations.apply_sequence`.
     """
@@ -134,11 +162,19 @@ def stubbornness(
         from vision_bench.tasks.transformations import apply_sequence as default_applier
 
         apply_sequence = default_applier
-    inputs = as_grids(input_grids, "input_grids")
-    if inputs.shape[0] != target_grids.shape[0]:
-        raise MetricInputError(f"input_grids holds {inputs.shape[0]} grids but target_grids {target_grids.shape[0]}")
-    values = [
-        float(any(_matches(apply_sequence, unpadded(grid), sequence, pred, exclude_identity) for sequence in sequences))
-        for grid, (pred, _) in zip(inputs.cpu().numpy(), cropped_pairs(pred_grids, target_grids))
-    ]
+    inputs = _checked_inputs(input_grids, target_grids)
+    values = [_stubborn(apply_sequence, sequences, unpadded(grid), pred, target, exclude_identity)
+              for grid, (pred, target) in zip(inputs.cpu().numpy(), cropped_pairs(pred_grids, target_grids))]
     return _per_sample(values, target_grids)
+
+
+def _stubborn(apply: SequenceApplier, sequences: Sequence[Sequence[str]], grid: np.ndarray, pred: np.ndarray,
+              target: np.ndarray, exclude_identity: bool) -> float:
+    """One sample's stubbornness: 1 or 0; NaN (paper form only) when its target equals its input and a training
+    sequence leaves that input unchanged too, so that its correct answer would count as stubborn."""
+    results = [result for result in (_applied(apply, grid, sequence) for sequence in sequences) if result is not None]
+    keeps_input = [_same(result, grid) for result in results]
+    if not exclude_identity and any(keeps_input) and _same(grid, target):
+        return math.nan
+    return float(any(_same(result, pred) for result, keeps in zip(results, keeps_input, strict=True)
+                     if not (exclude_identity and keeps)))

@@ -341,12 +341,23 @@ def shape_accuracy(inputs: MetricInputs) -> torch.Tensor:
     return objects.shape_accuracy(*inputs.grid_pair())
 
 
-@metric("stubbornness", "lower", "OOD predictions equal to a training sequence applied to the input, percent",
+ALL_UNCHANGED = ("unavailable: every sample's target equals its input and a training sequence leaves that input "
+                 "unchanged too, so a correct answer would count as stubborn and no sample is left to score")
+"""The status of `stubbornness` on a batch (or split) whose every sample it leaves out (`objects.stubbornness`);
+`stubbornness_strict` leaves none out."""
+
+
+@metric("stubbornness", "lower", "OOD predictions equal to a training sequence applied to the input (COGITAO G.4), "
+        "percent; a sample whose target equals its input is left out where a training sequence leaves that input "
+        "unchanged too (its correct answer would count as stubborn)",
         needs=(*GRIDS, "input_grids", "id_sequences"), label="stubbornness (%)", short_label="Stubborn",
         percent=True)
 def stubbornness(inputs: MetricInputs) -> torch.Tensor:
-    return objects.stubbornness(*inputs.grid_pair(), _given(inputs.input_grids, "input_grids"),
-                                _given(inputs.id_sequences, "id_sequences"))
+    values = objects.stubbornness(*inputs.grid_pair(), _given(inputs.input_grids, "input_grids"),
+                                  _given(inputs.id_sequences, "id_sequences"))
+    if values.numel() and bool(values.isnan().all()):
+        inputs.status["stubbornness"] = ALL_UNCHANGED
+    return values
 
 
 @metric("stubbornness_strict", "lower", "stubbornness counting only the training sequences that change the input: "

@@ -346,6 +346,35 @@ class TrainConfig(StrictConfig):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def check_ood_validation(task: TaskConfig, *, data: str, who: str, key: str) -> None:
+    """Refuse to select a checkpoint on val_ood where `task` holds no val_ood samples (Sample-Efficiency's studies):
+    there is no OOD validation loss to select on. `data` names the data, `who` what selects, `key` the setting."""
+    from vision_bench.errors import ConfigError
+
+    if task.count("val_ood") == 0:
+        raise ConfigError(f"{data} has no OOD validation split (val_ood holds no samples), so {who} cannot select "
+                          f"a checkpoint on val_ood; select on val_id (--select-on val_id, or {key}: val_id)")
+
+
+def check_selection(config: TrainConfig) -> None:
+    """`check_ood_validation` for a run whose `checkpoint.select_on` is val_ood on generated data (a study or an
+    inline task, at the run's `n_train` / `n_val`); data on disk or online is checked when it is read."""
+    dataset = config.dataset
+    if config.checkpoint.select_on != "val_ood" or dataset.path is not None:
+        return
+    from vision_bench.data.sources import load_config, with_overrides
+
+    inline = dataset.task_config()
+    if dataset.study is not None:
+        task = load_config(dataset.study, n_train=dataset.n_train, n_val=dataset.n_val)
+        data = f"study {dataset.study}"
+    elif inline is not None:
+        task, data = with_overrides(inline, n_train=dataset.n_train, n_val=dataset.n_val), "dataset.task"
+    else:
+        return
+    check_ood_validation(task, data=data, who="the run", key="checkpoint.select_on")
+
+
 def differing_keys(old: JSONDict, new: JSONDict) -> list[str]:
     """Dotted keys whose values differ between two experiment dicts (present in either)."""
     flat_old, flat_new = flatten(old), flatten(new)

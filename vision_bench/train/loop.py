@@ -533,6 +533,13 @@ class _Run:
         key = f"{selection.select_on}/{selection.metric}"
         value = metrics.get(key)
         if value is None and self.trainable:
+            if not any(name.startswith(f"{selection.select_on}/") for name in metrics):  # an empty split
+                other = "val_id" if selection.select_on == "val_ood" else "val_ood"
+                raise ConfigError(
+                    f"checkpoint.select_on is {selection.select_on} but that validation split holds no samples, so "
+                    f"no checkpoint can be selected on it; select on {other} (--select-on {other}, or "
+                    f"checkpoint.select_on: {other})"
+                )
             raise ConfigError(
                 f"checkpoint.metric {selection.metric!r} is not measured on this data ({key} missing: grid "
                 "accuracy needs grids); select on loss or mse"

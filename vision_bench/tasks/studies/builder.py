@@ -22,6 +22,11 @@ ALPHA_STUDIES: dict[str, IdBuilder] = {}
 """Id prefix (`alpha/`, `svib/`) -> the builder of any `<prefix><task>/<alpha>` id (`get_study` asks it for an id
 that is not registered); each family's module adds its own."""
 
+COGITAO_STUDIES: list[str] = []
+"""Id prefixes of the studies of COGITAO's paper itself (paper 000: CompGen, EnvGen, Sample-Efficiency, Experiment 0),
+as against the studies built here on its generator (`alpha/`, `worldmodel/`) and the other papers' (SVIB, gCOG,
+C-ARC); each such module adds its own. The bench report names the paper's checkpoint choice for these alone."""
+
 PAPER_COUNTS: dict[str, tuple[int, int, int]] = {}
 """Id prefix -> (train, per validation split, per test split) of its studies at paper scale, where they are not
 COGITAO's (`studies.registry.PAPER_TRAIN`, `PAPER_EVAL`); each family's module adds its own."""

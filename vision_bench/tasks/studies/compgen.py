@@ -24,7 +24,7 @@ from itertools import permutations
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.builder import COGITAO_STUDIES, STUDIES
 
 Sequence = tuple[str, ...]
 
@@ -258,6 +258,7 @@ def paper_config(setting: str, experiment: int, counts: SampleCounts, seed: int)
 
 def _register_studies() -> None:
     """Register compgen/C1/1 .. C3/5 and their paper-text variants compgen-paper/..."""
+    COGITAO_STUDIES.extend(("compgen/", "compgen-paper/"))
     for prefix, build, label in (("compgen", release_config, ""), ("compgen-paper", paper_config, ", paper text")):
         for setting, condition in SETTINGS.items():
             for experiment, sequence in TRANSFORMATIONS.items():

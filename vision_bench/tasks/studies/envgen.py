@@ -22,7 +22,7 @@ from functools import partial
 
 from vision_bench.tasks.config import SampleCounts, SplitConfig, SplitOverrides, TaskConfig
 from vision_bench.tasks.objects import ObjectFilter
-from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.builder import COGITAO_STUDIES, STUDIES
 
 RULES = ("translate_up", "rot90", "mirror_horizontal", "crop_top_side", "extend_contours_same_color")
 SOURCE = "COGITAO experiment_configs/generalization.py"
@@ -123,6 +123,7 @@ def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> Tas
 
 def _register_studies() -> None:
     """Register envgen/G1/1 .. G5/5."""
+    COGITAO_STUDIES.append("envgen/")
     for setting, entry in SETTINGS.items():
         for experiment in range(1, len(RULES) + 1):
             STUDIES.add(f"envgen/{setting}/{experiment}", partial(build, setting, experiment),

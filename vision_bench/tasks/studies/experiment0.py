@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import partial
 
 from vision_bench.tasks.config import SampleCounts, TaskConfig
-from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.builder import COGITAO_STUDIES, STUDIES
 from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS, two_object_config
 
 Sequence = tuple[str, ...]
@@ -53,6 +53,7 @@ def build(setting: str, counts: SampleCounts, seed: int) -> TaskConfig:
 
 def _register_studies() -> None:
     """Register experiment0/C1/0, C2/0 and C3/0."""
+    COGITAO_STUDIES.append("experiment0/")
     for setting, (condition, _, _) in SETTINGS.items():
         STUDIES.add(f"experiment0/{setting}/0", partial(build, setting), f"Experiment 0, {setting}: {condition}")
 

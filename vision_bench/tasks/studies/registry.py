@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from vision_bench.errors import ConfigError, UnknownNameError
 from vision_bench.registry import unknown_name_message
 from vision_bench.tasks.config import SampleCounts, TaskConfig, check_seed, describe_validation_error
-from vision_bench.tasks.studies.builder import ALPHA_STUDIES, PAPER_COUNTS, STUDIES
+from vision_bench.tasks.studies.builder import ALPHA_STUDIES, COGITAO_STUDIES, PAPER_COUNTS, STUDIES
 
 PAPER_TRAIN = 100_000
 PAPER_EVAL = 1_000
@@ -26,6 +26,13 @@ def paper_counts(study_id: str) -> tuple[int, int, int]:
     COGITAO's 100,000 / 1,000 / 1,000."""
     prefix = study_id.split("/", 1)[0] + "/"
     return PAPER_COUNTS.get(prefix, (PAPER_TRAIN, PAPER_EVAL, PAPER_EVAL))
+
+
+def is_cogitao_study(study_id: str) -> bool:
+    """Whether `study_id`, or every id under a prefix such as `envgen/G1` or `compgen`, is one of COGITAO's paper's
+    own studies (`COGITAO_STUDIES`)."""
+    named = study_id.rstrip("/") + "/"  # a prefix without its slash names the same studies
+    return any(named.startswith(prefix) for prefix in COGITAO_STUDIES)
 
 
 def get_study(study_id: str, n_train: int | None = None, n_val: int | None = None, n_test: int | None = None,

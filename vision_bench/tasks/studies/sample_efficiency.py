@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 
 from vision_bench.tasks.config import SampleCounts, TaskConfig
-from vision_bench.tasks.studies.builder import STUDIES
+from vision_bench.tasks.studies.builder import COGITAO_STUDIES, STUDIES
 from vision_bench.tasks.studies.compgen import RELEASE_OBJECTS, two_object_config
 
 SOURCE = "COGITAO experiment_configs/sample_efficiency.py"
@@ -55,6 +55,7 @@ def build(setting: str, experiment: int, counts: SampleCounts, seed: int) -> Tas
 
 def _register_studies() -> None:
     """Register sample-efficiency/S1/1 .. S4/10."""
+    COGITAO_STUDIES.append("sample-efficiency/")
     for setting, size in SIZES.items():
         for experiment, (family, rule) in enumerate(FAMILIES, start=1):
             description = f"Sample-Efficiency {setting}-{experiment} ({family}: {rule}): {size:,} training samples"
