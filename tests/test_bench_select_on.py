@@ -20,7 +20,7 @@ from vision_bench.cli import main  # noqa: E402
 TINY_BENCH = {"experiments": ["envgen/G1/1"], "models": [{"name": "unet:test_resnet", "options": {"decoder_width": 4}}],
               "baselines": ["copy_input"], "data": {"n_train": 4, "n_val": 2, "n_test": 2, "spec": {"size": [32, 32]}},
               "train": {"training": {"batch_size": 2, "max_steps": 1}}}
-PAPER = "(COGITAO's paper: best by OOD validation loss)"
+PAPER = "(COGITAO's paper: best by validation loss on val_ood)"
 
 
 def _write(tmp_path: Path, config: dict) -> Path:
@@ -157,3 +157,11 @@ def test_select_on_beside_a_set_of_the_same_key_to_another_split_is_refused(
     from vision_bench.commands._common import check_select_on_agrees
 
     check_select_on_agrees("val_ood", [f"{key}=val_ood", f"{section}={{metric: mse}}", "seed=1"], key)  # agree
+
+
+def test_sample_efficiency_benches_name_the_releases_choice_without_an_ood_split() -> None:
+    config = BenchConfig.from_dict({**TINY_BENCH, "experiments": ["sample-efficiency/S2/1"]})
+    assert checkpoint_choice(config) == "best by validation loss on val_id, as COGITAO's paper chose"
+    last = BenchConfig.from_dict({**TINY_BENCH, "experiments": ["sample-efficiency/S2/1"],
+                                  "evaluate": {"checkpoint": "last"}})
+    assert checkpoint_choice(last) == "last, after 1 step (COGITAO's paper: best by validation loss on val_id)"

@@ -175,6 +175,9 @@ def training_curves(cells: Sequence[CellResult], out_dir: Path) -> Path | None:
 SELECTION_WORDS = {"loss": "validation loss", "mse": "validation MSE", "grid_accuracy": "validation grid accuracy"}
 PAPER_CHECKPOINT = "best by validation loss on val_ood"
 """COGITAO's choice (paper 000, App. J: the checkpoint of lowest OOD validation loss) in `checkpoint_choice`'s words."""
+PAPER_CHECKPOINT_NO_OOD = "best by validation loss on val_id"
+"""COGITAO's choice where a study has no OOD split (Sample-Efficiency: the release selects on its validation loss)."""
+NO_OOD_PREFIX = "sample-efficiency/"
 
 
 def checkpoint_choice(config: BenchConfig) -> str:
@@ -184,12 +187,14 @@ def checkpoint_choice(config: BenchConfig) -> str:
     mostly take val_id or the last checkpoint)."""
     choices = {model.display: _model_checkpoint(config, model) for model in config.models}
     distinct = set(choices.values())
-    cogitao = any(is_cogitao_study(e) for e in config.experiments if not is_file_reference(e))
-    if distinct == {PAPER_CHECKPOINT}:
-        return f"{PAPER_CHECKPOINT}, as COGITAO's paper chose" if cogitao else PAPER_CHECKPOINT
+    studies = [e for e in config.experiments if not is_file_reference(e) and is_cogitao_study(e)]
+    paper = PAPER_CHECKPOINT_NO_OOD if studies and all(e.startswith(NO_OOD_PREFIX) for e in studies) \
+        else PAPER_CHECKPOINT
+    if distinct == {paper}:
+        return f"{paper}, as COGITAO's paper chose" if studies else paper
     per_model = ", ".join(f"{choice} for {name}" for name, choice in choices.items())
     said = distinct.pop() if len(distinct) == 1 else per_model
-    return f"{said} (COGITAO's paper: best by OOD validation loss)" if cogitao else said
+    return f"{said} (COGITAO's paper: {paper})" if studies else said
 
 
 def _model_checkpoint(config: BenchConfig, model: ModelEntry) -> str:
