@@ -160,18 +160,18 @@ def test_paper_presets_use_the_paper_scale(name):
     assert (config.data.n_train, config.data.n_val, config.data.n_test) == (n_train, 1_000, 1_000)
     assert len(set(config.seeds)) == (1 if name in CARC_FILES else 3)  # C-ARC: its four splits are the repeats
     vits = [model for model in config.models if model.name.startswith("vit:")]
-    if name in CARC_IMAGE_SIZE or not vits:
+    if name in CARC_IMAGE_SIZE or not (vits or name in REGIME_FILES):
         assert tuple(config.data.spec["size"]) == (CARC_IMAGE_SIZE.get(name, 128),) * 2
-    else:  # one ViT patch is one grid cell: fixed cells from the top-left corner, the patch as wide as a cell
-        spec = RenderSpec.from_dict(config.data.spec)
+    else:  # one ViT patch (or, for the grid models of the regimes, one drawn cell) is one grid cell: fixed cells
+        spec = RenderSpec.from_dict(config.data.spec)  # from the top-left corner, the patch as wide as a cell
         assert (spec.layout.mode, spec.layout.anchor) == ("cell", "top-left")
-        assert [model.options["patch_size"] for model in vits] == [spec.layout.cell_size]
+        assert all(model.options["patch_size"] == spec.layout.cell_size for model in vits)
         canvas = max(max(experiment_canvas(get_study(e))) for e in _experiments(config))
         side, drawn = spec.size[0], canvas * spec.layout.cell_size
         assert spec.size[0] == spec.size[1] and side % 32 == 0, "the CNNs need a multiple of their stride 32"
         assert drawn <= side < drawn + 32, "no more margin than needed"
     expected = ({"svib:i2i-cnn", "svib:i2i-vit", "svib:cell-oracle", "unet:resnet18"} if name == "alpha_sweep.yaml"
-                else {"vit:vit_small_patch16_224"} if name in REGIME_FILES
+                else {"cogitao:grid-tf"} if name in REGIME_FILES  # Table 3's model, the paper's own
                 else {"bottleneck:resnet18", "unet:resnet18", "vit:vit_small_patch16_224"})
     assert {m.name for m in config.models} == expected
     for train_config in _first_cell_configs(config):
