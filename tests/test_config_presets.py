@@ -36,7 +36,7 @@ REGIME_FILES = {"regime_100k_100ep.yaml": (100_000, 100), "regime_250k_50ep.yaml
 """COGITAO's learning regimes (paper 000, Table 3): training samples and epochs."""
 PAPER_ONLY_FILES = [*REGIME_FILES, "experiment0.yaml", "sample_efficiency.yaml"]
 PAPER_FILES = [*PRESET_FILES, *PAPER_ONLY_FILES]
-COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml"]
+COGITAO_MODEL_FILES = ["cogitao_sample_efficiency.yaml", "cogitao_envgen.yaml", "cogitao_envgen_g3_g4.yaml"]
 """Paper-scale presets of COGITAO's own baselines (`cogitao:`) at the release's recipe (batch 32, fp16)."""
 CARC_MODEL_FILES = ["carc_mlc.yaml"]
 """Paper-scale presets of C-ARC's MLC model (`carc:mlc`) and its Table 2 ablations, at the paper's optimizer."""
@@ -226,6 +226,24 @@ def test_cogitao_envgen_reads_grids_and_images_of_one_canvas():
             assert built.grid_size == 15
         else:
             assert built.describe()["patch_size"] * 15 == config.data.spec["size"][0]
+
+
+def test_cogitao_envgen_g3_g4_runs_every_experiment_on_one_canvas():
+    """G3 and G4, experiments 1-5 (where the paper's drop is), ResNet and Grid-TF on grids and on images: the
+    canvas is the largest grid of the ten experiments (G3-5's 20x20), and the image is that canvas at 8 px a cell."""
+    from vision_bench.train.components import build_model, resolve_config, resolve_spec
+
+    config = load_bench_config(PAPER / "cogitao_envgen_g3_g4.yaml")
+    experiments = _experiments(config)
+    assert experiments == [f"envgen/{g}/{e}" for g in ("G3", "G4") for e in range(1, 6)]
+    canvas = max(max(experiment_canvas(get_study(e))) for e in experiments)
+    assert canvas == 20 and config.data.spec["size"] == [8 * canvas] * 2
+    assert [(m.name, m.options.get("input", "grid")) for m in config.models] == [
+        ("cogitao:resnet", "grid"), ("cogitao:resnet", "image"), ("cogitao:grid-tf", "grid"),
+        ("cogitao:grid-tf", "image")]
+    for train_config in _first_cell_configs(config):
+        spec = resolve_spec(train_config)
+        build_model(resolve_config(train_config, spec, get_study("envgen/G3/5")), spec)  # every model builds
 
 
 def test_carc_mlc_runs_table_2_on_the_four_systematicity_splits():
