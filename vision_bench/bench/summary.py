@@ -14,7 +14,14 @@ from vision_bench.bench.aggregate import (
     summarize_alpha,
     summarize_experiments,
 )
-from vision_bench.bench.config import BenchConfig, ModelEntry, experiment_name, is_file_reference
+from vision_bench.bench.config import (
+    BenchConfig,
+    ModelEntry,
+    experiment_name,
+    is_file_reference,
+    resolve_experiments,
+    task_config,
+)
 from vision_bench.bench.figures import Point, Scale, figures_missing, value_scale
 from vision_bench.bench.gate import failed_runs, gate_table, gated
 from vision_bench.bench.report import Figure, Heading, Paragraph, Report
@@ -32,6 +39,7 @@ from vision_bench.bench.tables import (
 from vision_bench.io.atomic import output_folder
 from vision_bench.metrics import METRICS, MeanSem, listed_in
 from vision_bench.tasks.families import ERROR_TAXONOMY, family_metrics, study_family
+from vision_bench.tasks.studies import STUDIES
 from vision_bench.tasks.studies.registry import is_cogitao_study
 from vision_bench.train.logging import METRICS_FILE, read_records
 
@@ -177,7 +185,6 @@ PAPER_CHECKPOINT = "best by validation loss on val_ood"
 """COGITAO's choice (paper 000, App. J: the checkpoint of lowest OOD validation loss) in `checkpoint_choice`'s words."""
 PAPER_CHECKPOINT_NO_OOD = "best by validation loss on val_id"
 """COGITAO's choice where a study has no OOD split (Sample-Efficiency: the release selects on its validation loss)."""
-NO_OOD_PREFIX = "sample-efficiency/"
 
 
 def checkpoint_choice(config: BenchConfig) -> str:
@@ -188,8 +195,9 @@ def checkpoint_choice(config: BenchConfig) -> str:
     choices = {model.display: _model_checkpoint(config, model) for model in config.models}
     distinct = set(choices.values())
     studies = [e for e in config.experiments if not is_file_reference(e) and is_cogitao_study(e)]
-    paper = PAPER_CHECKPOINT_NO_OOD if studies and all(e.startswith(NO_OOD_PREFIX) for e in studies) \
-        else PAPER_CHECKPOINT
+    without_ood = studies and all(task_config(e, config.data).count("val_ood") == 0
+                                  for e in resolve_experiments(tuple(studies), STUDIES.names()))
+    paper = PAPER_CHECKPOINT_NO_OOD if without_ood else PAPER_CHECKPOINT
     if distinct == {paper}:
         return f"{paper}, as COGITAO's paper chose" if studies else paper
     per_model = ", ".join(f"{choice} for {name}" for name, choice in choices.items())
