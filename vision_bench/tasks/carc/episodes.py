@@ -47,7 +47,10 @@ from vision_bench.tasks.selectors import chebyshev_distance, footprint
 MAX_TRIES = 500
 """Object draws allowed for one group of examples (the released `max_tries`)."""
 MAX_EPISODE_ATTEMPTS = 200
-EPISODE_CACHE = 64
+EPISODE_CACHE = 2048
+"""Episodes kept per process (about 40 KiB each). Training reads a split's queries in shuffled order, so a cache
+smaller than the split's episodes draws an episode again for nearly every query (ten times the work at 10 queries per
+episode); 2,048 holds the episodes of a split of up to 20,480 such queries, each drawn once."""
 
 Indicators = tuple[str, ...]
 
