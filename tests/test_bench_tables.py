@@ -20,7 +20,7 @@ import pytest
 from vision_bench.bench.aggregate import CellResult, summarize_cells, summarize_experiments
 from vision_bench.bench.config import BenchConfig, setting_of
 from vision_bench.bench.report import Table
-from vision_bench.bench.tables import experiment_label, experiment_table, table1
+from vision_bench.bench.tables import experiment_label, experiment_table, svib_table1, table1
 from vision_bench.metrics import mean_sem
 
 A, B = "envgen/G1/1", "envgen/G1/2"
@@ -187,3 +187,26 @@ def test_the_plot_draws_a_bar_per_experiment_where_a_setting_has_several(monkeyp
     assert (bars[groups[1]].mean, bars[groups[1]].sem) == pytest.approx((3.0, math.sqrt(3.0)))
     assert bars[groups[2]].mean == pytest.approx(80.0) and math.isnan(bars[groups[2]].sem)
     assert values["test_ood"]["cnn"][groups[0]].mean == pytest.approx(50.0)
+
+
+def _svib_cell(task: str, alpha: float, seed: int | None, lpips: float, predictor: str = "cnn") -> CellResult:
+    experiment = f"svib/{task}/{alpha}"
+    return CellResult(predictor, experiment, setting_of(experiment), seed, seed is None,
+                      {"test_ood": {"lpips": lpips}}, alpha=alpha)
+
+
+def test_svib_table1_averages_the_tasks_of_each_alpha_with_the_sem_over_seed_means() -> None:
+    """SVIB's Table 1: one column per alpha rating, highest first, each the mean over its tasks. At alpha 0.6,
+    S-A seeds 0.02, 0.04 and M-A seeds 0.06, 0.08: seed means 0.04, 0.06 -> 0.05 +- 0.01. At alpha 0.2 M-A has no
+    run of the model (its only run failed a gate), so the rating is n/a rather than S-A's value alone."""
+    cells = [_svib_cell("S-A", 0.6, 0, 0.02), _svib_cell("S-A", 0.6, 1, 0.04),
+             _svib_cell("M-A", 0.6, 0, 0.06), _svib_cell("M-A", 0.6, 1, 0.08),
+             _svib_cell("S-A", 0.2, 0, 0.10), _svib_cell("S-A", 0.2, 1, 0.12),
+             _svib_cell("S-A", 0.6, None, 0.15, "copy_input"), _svib_cell("M-A", 0.6, None, 0.25, "copy_input")]
+    failed = _svib_cell("M-A", 0.2, 0, 0.3)
+    table = svib_table1(cells, "lpips", "test_ood", every_run=[*cells, failed])
+    assert table is not None
+    assert table.columns == ["model", "Easy (α = 0.6)", "Hard (α = 0.2)"]
+    assert table.rows[0] == ["cnn", "0.05 ± 0.01", "n/a"]
+    assert table.rows[1] == ["copy_input (baseline)", "0.2", "—"]
+    assert svib_table1([_cell(A, 0, 50.0, 10.0)], "grid_accuracy", "test_ood") is None  # no alpha rating: no table

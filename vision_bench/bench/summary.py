@@ -32,6 +32,7 @@ from vision_bench.bench.tables import (
     experiment_table,
     short,
     summary_rows,
+    svib_table1,
     table1,
     text_table,
     title,
@@ -255,6 +256,12 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
                           experiments=experiments_by_setting(every_run)))
         if per_experiment:
             report.add(experiment_table(cells, metric, id_split=id_split, ood_split=ood_split, failed=failed))
+    if alpha_series(cells):  # SVIB's Table 1: the OOD value per alpha rating, averaged over the tasks
+        report.add(Heading("Per alpha rating (layout of SVIB's Table 1)"))
+        for metric in [m for m in listed_in("alpha_plot") if metric_available(cells, m)]:
+            table = svib_table1(cells, metric, ood_split or id_split, every_run=every_run)
+            if table is not None:
+                report.add(table)
     taxonomy = any(ERROR_TAXONOMY in study_family(c.experiment).reports for c in cells)
     errors = error_table(cells, ood_split or id_split) if taxonomy else None
     if errors is not None:  # other studies have the error_* metrics too, in results.csv and metrics.json

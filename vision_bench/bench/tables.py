@@ -1,11 +1,13 @@
-"""Result tables: COGITAO's Table 1 and Table 2 layouts for the report, and a plain-text summary for terminals.
+"""Result tables: COGITAO's Table 1 and Table 2 layouts and SVIB's Table 1 for the report, and a plain-text summary
+for terminals.
 
 Table 1 of COGITAO lists, per experiment setting (ES) and model, the ID and OOD grid accuracy and
 their drop Delta; its Table 2 (Sample-Efficiency) one row per setting and transformation. Here the
 same three numbers appear for any metric, with one row per setting (`table1`) or per experiment
 (`experiment_table`) and one ID | OOD | Delta column group per predictor (trained models first, then
-the baselines as the floor and the ceiling). The +- is an SEM over seeds, never across experiments
-(`vision_bench.bench.aggregate`).
+the baselines as the floor and the ceiling). SVIB's Table 1 has one row per model and one column per alpha rating
+(its Easy, Medium and Hard splits), each the OOD value averaged over the tasks rated so. The +- is an SEM over
+seeds, never across experiments (`vision_bench.bench.aggregate`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from vision_bench.bench.aggregate import (
     CellResult,
@@ -110,6 +113,38 @@ def table1(
     texts = {key: _group(metric, summary, sides) for key, summary in summaries.items()}
     return _by_predictor(cells, metric, [(s, s) for s in settings], texts, first="setting", sides=sides,
                          title=title(metric), note=SETTING_NOTE)
+
+
+SVIB_SPLITS = {0.6: "Easy", 0.4: "Medium", 0.2: "Hard"}
+"""SVIB's names for its training splits by alpha rating (paper 003, section 2.3); alpha 0.0 has none."""
+
+
+def svib_table1(cells: Sequence[CellResult], metric: str, split: str, *,
+                every_run: Sequence[CellResult] | None = None) -> Table | None:
+    """One metric on `split` in SVIB's Table 1 layout: rows = predictors, one column per alpha rating (highest
+    first: Easy 0.6, Medium 0.4, Hard 0.2, then the others), each the mean over the tasks rated so (each task's seed
+    mean once, ± SEM over seeds of each seed's mean over them; `summarize_cells`). `every_run` (default `cells`)
+    are the runs before any gate: a predictor without a passing run on one of an alpha's tasks gets n/a there.
+    None when no cell has an alpha rating."""
+    def by_alpha(group: Sequence[CellResult]) -> list[CellResult]:
+        return [replace(c, setting=str(c.alpha)) for c in group if c.alpha is not None]
+
+    rated = by_alpha(cells)
+    if not rated:
+        return None
+    covered = experiments_by_setting(by_alpha(every_run if every_run is not None else cells))
+    alphas = sorted(covered, key=float, reverse=True)
+    summaries = summarize_cells(rated, metric, id_split=split, ood_split=None, experiments=covered)
+    baselines = {c.predictor for c in cells if c.baseline}
+    rows = [[_display(p, baselines),
+             *(format_metric(metric, s.id.mean, s.id.sem) if (s := summaries.get((p, a))) else "—" for a in alphas)]
+            for p in predictors_in_order(cells)]
+    columns = ["model", *(f"{SVIB_SPLITS[float(a)]} (α = {a})" if float(a) in SVIB_SPLITS else f"α = {a}"
+                          for a in alphas)]
+    tasks = ", ".join(sorted({c.experiment.rpartition("/")[0] for c in rated}))
+    return Table(columns, rows, title=f"{title(metric)} on {split}, per alpha rating (layout of SVIB's Table 1)",
+                 note=f"mean over the tasks of each alpha rating ({tasks}); ± SEM over seeds of each seed's mean over "
+                      "them, never across tasks; n/a where some task of the rating has no (passing) run")
 
 
 def experiment_label(experiment: str) -> str:
