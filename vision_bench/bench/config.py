@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
+import yaml
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from render.spec import RenderSpec
@@ -350,3 +351,23 @@ def _grid_sizes(task: TaskConfig) -> GridSizes:
 def _describe_sizes(sizes: GridSizes) -> str:
     """'10-15 x 10-15' (height range x width range), a fixed side written once: '15 x 15'."""
     return " x ".join(f"{low}" if low == high else f"{low}-{high}" for low, high in sizes)
+
+
+BENCH_FILE = "bench.yaml"
+"""The resolved config a bench writes at the top of its --out (`bench.runner`)."""
+FINGERPRINTS = "data_fingerprints"
+"""Key of bench.yaml holding each experiment's `data_fingerprint`: results computed on other data are refused."""
+
+
+def stored_bench(folder: str | os.PathLike[str]) -> BenchConfig:
+    """The bench a bench folder holds: its bench.yaml read back without the data fingerprints; a one-line
+    ConfigError when the folder has none."""
+    path = Path(folder) / BENCH_FILE
+    if not path.is_file():
+        raise ConfigError(f"{folder} is not a bench folder (no {BENCH_FILE}); give the --out of `vision-bench bench`")
+    stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(stored, dict):
+        raise ConfigError(f"{path} is not a bench config (a YAML mapping); run or collect the bench again")
+    stored.pop(FINGERPRINTS, None)
+    return BenchConfig.from_dict(stored)
+

@@ -36,6 +36,7 @@ from scipy import stats
 
 from vision_bench.bench.aggregate import CellResult
 from vision_bench.bench.cells import experiment_dir
+from vision_bench.bench.config import BENCH_FILE
 from vision_bench.bench.correlation import PairCounts, evaluation_folder, paired_sample_counts, run_samples
 from vision_bench.bench.gate import Gate
 from vision_bench.bench.report import Block, Figure, Paragraph, Report, Table, to_markdown
@@ -57,7 +58,6 @@ RANKED_BASELINES = ("copy_input", "mean_target")
 """Baselines ranked with the models; ground_truth is perfect under every metric and would only add easy pairs."""
 MIN_PAIRS = 3
 """A view with fewer pairs than this reports its count, not a share."""
-BENCH_FILE = "bench.yaml"
 
 Run = tuple[str, str, str, str]
 """(bench, experiment, model, seed): one trained run of a bench, as results.csv names it."""

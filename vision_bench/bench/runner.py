@@ -49,6 +49,8 @@ from vision_bench.bench.cells import (
     shard_cells,
 )
 from vision_bench.bench.config import (
+    BENCH_FILE,
+    FINGERPRINTS,
     BenchConfig,
     check_layout,
     check_selection,
@@ -79,7 +81,6 @@ from vision_bench.metrics import listed_in
 from vision_bench.tasks.studies.builder import alpha_of
 from vision_bench.train.logging import messages_above_progress_bar
 
-BENCH_FILE = "bench.yaml"
 MISSING_NAMED = 10
 """How many unfinished cells a refused collect run names before it says 'and N more'."""
 
@@ -423,8 +424,6 @@ def _collect(bench: _Bench, plan: Sequence[Cell], *, computed: list[str], skippe
 
 EXTENSIBLE = ("experiments", "models", "seeds", "baselines")
 """Lists a resumed bench may grow: its earlier cells stay valid."""
-FINGERPRINTS = "data_fingerprints"
-"""Key of bench.yaml holding each experiment's `data_fingerprint`: results computed on other data are refused."""
 
 
 def _check_out_dir(out_dir: Path, resolved: str, *, sharded: bool = False) -> None:
