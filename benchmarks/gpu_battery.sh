@@ -10,7 +10,8 @@
 # Environment: VISION_BENCH (the command, default vision-bench; `python3 -m vision_bench` from a checkout), DEVICE
 # (default cuda; cpu checks the script on a machine without a GPU), PARALLEL (default: the CPU count),
 # SHARD_TIMEOUT (seconds after the battery's start at which every shard still running is stopped, so that a machine
-# lent for a fixed time still returns what finished; default none), SAMPLE_EVERY (default 2).
+# lent for a fixed time still returns what finished; default none), SAMPLE_EVERY (default 2), PYTHON (the Python
+# that runs the summary, with PyYAML; default python3). An interrupted battery stops its shards and the sampler.
 set -u
 if [ $# -ne 2 ] || [ ! -f "$1" ]; then
     echo "usage: bash benchmarks/gpu_battery.sh JOBS_FILE RESULTS_DIR (JOBS_FILE: lines of STUDY_YAML OUT_DIR NUM_SHARDS SHARD...)" >&2
@@ -31,11 +32,18 @@ if command -v nvidia-smi > /dev/null; then
         -l "${SAMPLE_EVERY:-2}" > "$results/gpu_samples.csv" &
     sampler=$!
 fi
+finish() {  # stop what still runs (an interrupted battery too), then note the end for the summary
+    for pid in $(jobs -rp); do kill "$pid" 2> /dev/null; done
+    date -u +%Y-%m-%dT%H:%M:%S+00:00 > "$results/ended"
+}
+trap 'finish; exit 130' INT TERM
 left() {  # seconds left before SHARD_TIMEOUT (a large number without one)
     if [ -n "${SHARD_TIMEOUT:-}" ]; then echo $((start + SHARD_TIMEOUT - $(date +%s))); else echo 1000000; fi
 }
-while read -r study out num_shards shards; do
-    case "$study" in ''|'#'*) continue ;; esac
+while IFS= read -r line || [ -n "$line" ]; do  # the last line may lack its newline
+    line=${line%%#*}  # a comment, whole-line or after the shards
+    read -r study out num_shards shards <<< "${line//$'\r'/}"
+    [ -n "${study:-}" ] || continue
     for k in $shards; do
         while [ "$(jobs -rp | grep -vc "^${sampler:-none}$")" -ge "$parallel" ]; do wait -n; done
         remaining=$(left)
@@ -46,7 +54,7 @@ while read -r study out num_shards shards; do
     done
 done < "$jobs_file"
 for pid in $(jobs -rp); do [ "$pid" = "${sampler:-none}" ] || wait "$pid"; done
-[ -z "$sampler" ] || kill "$sampler"
-date -u +%Y-%m-%dT%H:%M:%S+00:00 > "$results/ended"
+finish
+trap - INT TERM
 echo "battery: $(( $(date +%s) - start )) s" >&2
-python3 "$(dirname "$0")/gpu_battery_summary.py" "$jobs_file" "$results"
+${PYTHON:-python3} "$(dirname "$0")/gpu_battery_summary.py" "$jobs_file" "$results"

@@ -25,30 +25,31 @@ def job_folders(jobs_file: Path) -> list[Path]:
     """The output folders of the job lines (STUDY_YAML OUT_DIR NUM_SHARDS SHARD...), each once, in order."""
     folders: dict[Path, None] = {}
     for line in jobs_file.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and not fields[0].startswith("#"):
+        fields = line.split("#", 1)[0].split()  # a comment, whole-line or after the shards
+        if len(fields) >= 2:
             folders[Path(fields[1])] = None
     return list(folders)
 
 
 def run_record(run: Path, folder: Path) -> dict[str, Any]:
-    """One run folder's throughput: steps, median images/s, mean data-wait share, finished or not; a resumed run's
-    images count from the step it resumed at."""
-    steps = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
-             if line.strip()] if (run / "metrics.jsonl").is_file() else []
-    steps = [record for record in steps if record.get("kind") == "step"]
-    rates = [record["images_per_s"] for record in steps[1:] if "images_per_s" in record]
-    waits = [record["data_wait_share"] for record in steps[1:] if "data_wait_share" in record]
+    """One run folder's throughput in this battery: steps, median images/s, mean data-wait share, finished or not.
+    A resumed run's metrics.jsonl also holds the records of its earlier session: only the records after the step it
+    resumed at count, and its images count from that step."""
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip()] if (run / "metrics.jsonl").is_file() else []
     environment = json.loads((run / "environment.json").read_text(encoding="utf-8"))
+    resumed = environment.get("resumed_from_step") or 0
+    steps = [r for r in records if r.get("kind") == "step" and r["step"] > resumed]
+    rates = [r["images_per_s"] for r in steps[1:] if "images_per_s" in r]  # the first holds start-up
+    waits = [r["data_wait_share"] for r in steps[1:] if "data_wait_share" in r]
     batch = _batch_size(run)
     return {
         "run": str(folder / run.relative_to(folder)),
         "device": environment.get("cuda_device") or environment.get("device"),
         "finished": (run / "evaluation" / "metrics.json").is_file(),
-        "last_step": steps[-1]["step"] if steps else 0,
+        "last_step": steps[-1]["step"] if steps else resumed,
         "resumed_from_step": environment.get("resumed_from_step"),
-        "images_trained": ((steps[-1]["step"] - (environment.get("resumed_from_step") or 0)) * batch
-                           if steps and batch else None),
+        "images_trained": (steps[-1]["step"] - resumed) * batch if steps and batch else 0,
         "images_per_s": statistics.median(rates) if rates else None,
         "data_wait_share": statistics.fmean(waits) if waits else None,
     }
@@ -91,7 +92,7 @@ def summarise(jobs_file: Path, results: Path) -> dict[str, Any]:
                 runs.append(run_record(environment.parent, folder))
     wall = datetime.fromisoformat((results / "ended").read_text(encoding="utf-8").strip()).timestamp() \
         - started.timestamp()
-    trained = sum(run["images_trained"] or 0 for run in runs)
+    trained = sum(run["images_trained"] for run in runs)
     name = results / "gpu_name"
     return {"started": started.isoformat(), "wall_s": wall, "gpu": name.read_text().strip() if name.is_file() else None,
             "runs_started": len(runs), "runs_finished": sum(run["finished"] for run in runs),

@@ -208,5 +208,7 @@ def test_svib_table1_averages_the_tasks_of_each_alpha_with_the_sem_over_seed_mea
     assert table is not None
     assert table.columns == ["model", "Easy (α = 0.6)", "Hard (α = 0.2)"]
     assert table.rows[0] == ["cnn", "0.05 ± 0.01", "n/a"]
-    assert table.rows[1] == ["copy_input (baseline)", "0.2", "—"]
+    assert table.rows[1] == ["copy_input (baseline)", "0.2", "—"]  # no baseline cell at alpha 0.2
+    every_failed = svib_table1(cells[:4], "lpips", "test_ood", every_run=[*cells[:4], failed])
+    assert every_failed is not None and every_failed.rows[0] == ["cnn", "0.05 ± 0.01", "n/a"]  # its one run failed
     assert svib_table1([_cell(A, 0, 50.0, 10.0)], "grid_accuracy", "test_ood") is None  # no alpha rating: no table

@@ -44,7 +44,8 @@ def test_summary_counts_each_run_once_and_a_resumed_run_from_its_resume(
     make_run(study / "runs/e/a/seed0", started="2026-01-01T10:00:10+00:00", batch=32,
              steps=[(10, 1.0, 0.9), (20, 100.0, 0.2), (30, 300.0, 0.4), (40, 200.0, 0.3)])
     make_run(study / "runs/e/b/seed0", started="2026-01-01T10:00:20+00:00", batch=20, resumed_from=100,
-             steps=[(150, 50.0, 0.5), (200, 60.0, 0.7)], finished=False)
+             steps=[(50, 900.0, 0.0), (100, 900.0, 0.0),  # the earlier session's records, kept in the file
+                    (120, 1.0, 0.9), (150, 50.0, 0.5), (200, 60.0, 0.7)], finished=False)
     make_run(study / "runs/e/c/seed0", started="2026-01-01T09:00:00+00:00", batch=32,  # before the battery
              steps=[(10, 5.0, 0.0)])
     jobs = tmp_path / "jobs.txt"
@@ -70,5 +71,6 @@ def test_summary_counts_each_run_once_and_a_resumed_run_from_its_resume(
     assert summary["gpu_samples"] == {"samples": 2, "utilisation_mean": 90.0, "utilisation_max": 100.0,
                                       "memory_max_mib": 3000.0, "power_mean_w": 400.0}
     page = summary_module.markdown(summary)
-    assert "| out/study/runs/e/b/seed0 | Test GPU | no | 200 | 60 | 0.700 |" in page
+    assert (resumed["images_per_s"], resumed["data_wait_share"]) == (55.0, pytest.approx(0.6))  # this session's only
+    assert "| out/study/runs/e/b/seed0 | Test GPU | no | 200 | 55 | 0.600 |" in page
     assert "mean 90%, max 100%" in page

@@ -365,7 +365,10 @@ def stored_bench(folder: str | os.PathLike[str]) -> BenchConfig:
     path = Path(folder) / BENCH_FILE
     if not path.is_file():
         raise ConfigError(f"{folder} is not a bench folder (no {BENCH_FILE}); give the --out of `vision-bench bench`")
-    stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        stored = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        stored = None
     if not isinstance(stored, dict):
         raise ConfigError(f"{path} is not a bench config (a YAML mapping); run or collect the bench again")
     stored.pop(FINGERPRINTS, None)

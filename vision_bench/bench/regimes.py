@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vision_bench.bench.config import BenchConfig, stored_bench
+from vision_bench.bench.aggregate import id_ood
+from vision_bench.bench.config import BenchConfig, experiment_name, stored_bench
 from vision_bench.bench.model_ranks import read_results
 from vision_bench.bench.report import Paragraph, Report, Table, to_markdown
 from vision_bench.bench.tables import format_metric
@@ -48,13 +49,12 @@ class RegimeRow:
 
 
 def _splits(config: BenchConfig) -> tuple[str, str]:
-    splits = config.evaluate.splits
-    ood = [s for s in splits if s.endswith("_ood")]
-    ids = [s for s in splits if s.endswith("_id")]
-    if not ood:
-        raise ConfigError(f"bench {config.name!r} evaluates no OOD split ({', '.join(splits)}); COGITAO's Table 3 "
-                          "compares ID with OOD: add test_ood to evaluate.splits")
-    return (ids[0] if ids else splits[0]), ood[0]
+    """The bench's ID and OOD splits, as its report reads them (`aggregate.id_ood`); refused without an OOD split."""
+    id_split, ood_split = id_ood(config.evaluate.splits)
+    if ood_split is None:
+        raise ConfigError(f"bench {config.name!r} evaluates no OOD split ({', '.join(config.evaluate.splits)}); "
+                          "COGITAO's Table 3 compares ID with OOD: add test_ood to evaluate.splits")
+    return id_split, ood_split
 
 
 def _length(config: BenchConfig, model_index: int) -> str:
@@ -74,20 +74,22 @@ def regime_rows(bench_dirs: Sequence[Path]) -> list[RegimeRow]:
         results = [r for r in read_results([Path(folder)]) if r["baseline"] != "true"]
         for index, model in enumerate(config.models):
             for experiment in config.experiments:
-                mine = [r for r in results if r["model"] == model.display and r["experiment"] == experiment]
+                name = experiment_name(experiment)  # results.csv names a task file by its stem
+                mine = [r for r in results if r["model"] == model.display and r["experiment"] == name]
                 seeds = {r["seed"] for r in mine}
-                kept = [r for r in mine if r["gate"] in ("", "passed")]
+                kept = [r for r in mine if r.get("gate", "") in ("", "passed")]
                 passed = {r["seed"] for r in kept}
                 values = tuple(_value(kept, metric, id_split if side == "id" else ood_split)
                                for metric, side in COLUMNS)
-                rows.append(RegimeRow(experiment, model.display, config.data.n_train, _length(config, index),
+                rows.append(RegimeRow(name, model.display, config.data.n_train, _length(config, index),
                                       len(passed), len(seeds), values))
     return sorted(rows, key=lambda r: (r.experiment, r.model, r.samples))
 
 
 def _value(rows: Sequence[dict[str, str]], metric: str, split: str) -> MeanSem | None:
     """Mean +- SEM over the seeds of `metric` on `split`; None when no run has a finite value."""
-    values = [float(r["value"]) for r in rows if r["metric"] == metric and r["split"] == split]
+    values = [float(value) for r in rows if r["metric"] == metric and r["split"] == split
+              and (value := r["value"]) not in ("", None)]  # results.csv leaves an unavailable value empty
     values = [v for v in values if math.isfinite(v)]
     return mean_sem(values) if values else None
 
@@ -105,6 +107,11 @@ def regime_table(rows: Sequence[RegimeRow]) -> Table:
                       "stubbornness on the OOD split; — where no run has the metric")
 
 
+def _number(value: float) -> str:
+    """A CSV number as results.csv writes one: empty when not finite (the SEM of one seed)."""
+    return repr(value) if math.isfinite(value) else ""
+
+
 def regimes_csv(rows: Sequence[RegimeRow]) -> str:
     """The rows as CSV, one column per value and one per SEM."""
     buffer = io.StringIO()
@@ -113,7 +120,7 @@ def regimes_csv(rows: Sequence[RegimeRow]) -> str:
     writer.writerow(["experiment", "model", "samples", "length", "passed", "runs",
                      *(f"{n}{suffix}" for n in names for suffix in ("", "_sem"))])
     for r in rows:
-        cells = [x for v in r.values for x in (("", "") if v is None else (repr(v.mean), repr(v.sem)))]
+        cells = [x for v in r.values for x in (("", "") if v is None else (_number(v.mean), _number(v.sem)))]
         writer.writerow([r.experiment, r.model, r.samples, r.length, r.passed, r.runs, *cells])
     return buffer.getvalue()
 

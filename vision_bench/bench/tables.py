@@ -129,22 +129,29 @@ def svib_table1(cells: Sequence[CellResult], metric: str, split: str, *,
     def by_alpha(group: Sequence[CellResult]) -> list[CellResult]:
         return [replace(c, setting=str(c.alpha)) for c in group if c.alpha is not None]
 
-    rated = by_alpha(cells)
+    rated, everything = by_alpha(cells), by_alpha(every_run if every_run is not None else cells)
     if not rated:
         return None
-    covered = experiments_by_setting(by_alpha(every_run if every_run is not None else cells))
+    covered = experiments_by_setting(everything)
     alphas = sorted(covered, key=float, reverse=True)
     summaries = summarize_cells(rated, metric, id_split=split, ood_split=None, experiments=covered)
+    ran = {(c.predictor, c.setting) for c in everything}  # a predictor whose runs there all failed the gate: n/a
+
+    def text(predictor: str, alpha: str) -> str:
+        summary = summaries.get((predictor, alpha))
+        if summary is not None:
+            return format_metric(metric, summary.id.mean, summary.id.sem)
+        return "n/a" if (predictor, alpha) in ran else "—"
+
     baselines = {c.predictor for c in cells if c.baseline}
-    rows = [[_display(p, baselines),
-             *(format_metric(metric, s.id.mean, s.id.sem) if (s := summaries.get((p, a))) else "—" for a in alphas)]
-            for p in predictors_in_order(cells)]
+    rows = [[_display(p, baselines), *(text(p, a) for a in alphas)] for p in predictors_in_order(cells)]
     columns = ["model", *(f"{SVIB_SPLITS[float(a)]} (α = {a})" if float(a) in SVIB_SPLITS else f"α = {a}"
                           for a in alphas)]
-    tasks = ", ".join(sorted({c.experiment.rpartition("/")[0] for c in rated}))
+    tasks = ", ".join(sorted({c.experiment.rpartition("/")[0] for c in everything}))
     return Table(columns, rows, title=f"{title(metric)} on {split}, per alpha rating (layout of SVIB's Table 1)",
                  note=f"mean over the tasks of each alpha rating ({tasks}); ± SEM over seeds of each seed's mean over "
-                      "them, never across tasks; n/a where some task of the rating has no (passing) run")
+                      "them, never across tasks; n/a where some task of the rating has no (passing) run; — where the "
+                      "model did not run")
 
 
 def experiment_label(experiment: str) -> str:

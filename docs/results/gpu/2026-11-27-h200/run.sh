@@ -3,6 +3,9 @@
 # C-ARC study and its 3-Shot control, and the gCOG study, run as those studies state them, one process per cell
 # (jobs.txt), then gCOG's extra levels (docs/results/gcog/score_levels.sh) from the checkpoints trained here.
 #   VISION_BENCH="python3 -m vision_bench" bash docs/results/gpu/2026-11-27-h200/run.sh
+# A record of what ran: do not run it again. Its first step deletes two gCOG runs whose checkpoints are missing, and
+# checkpoints are never committed, so on a fresh checkout it would delete committed results. The next lease's script
+# is docs/results/gpu/next/run.sh.
 # SHARD_TIMEOUT (default 400 s) stops the cells still running so that the lent machine returns what finished.
 set -u
 cd "$(dirname "$0")/../../../.."
