@@ -206,6 +206,11 @@ def checkpoint_choice(config: BenchConfig) -> str:
     return f"{said} (COGITAO's paper: {paper})" if studies else said
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 experiment', '3 experiments'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _model_checkpoint(config: BenchConfig, model: ModelEntry) -> str:
     """One model's evaluated checkpoint in words: the selection split and metric of best.pt, or the run length."""
     if config.evaluate.checkpoint == "last":
@@ -227,7 +232,8 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
                        for m in config.models)
     report.add(Paragraph(
         f"Models: {models}. Baselines: {', '.join(config.baselines) or 'none'}. Settings: {', '.join(settings)} "
-        f"({len({c.experiment for c in cells})} experiments, seeds {', '.join(map(str, config.seeds))}). "
+        f"({_count(len({c.experiment for c in cells}), 'experiment')}, "
+        f"seed{'s' if len(config.seeds) > 1 else ''} {', '.join(map(str, config.seeds))}). "
         f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
         f"ID = {id_split}, OOD = {ood_split or 'none (the study has no OOD split)'}; "
         f"checkpoint: {checkpoint_choice(config)}."
