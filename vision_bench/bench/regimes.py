@@ -21,7 +21,7 @@ from pathlib import Path
 from vision_bench.bench.aggregate import id_ood
 from vision_bench.bench.config import BenchConfig, experiment_name, stored_bench
 from vision_bench.bench.model_ranks import read_results
-from vision_bench.bench.report import Paragraph, Report, Table, to_markdown
+from vision_bench.bench.report import Paragraph, Report, Table, count_of, to_markdown
 from vision_bench.bench.tables import format_metric
 from vision_bench.errors import ConfigError
 from vision_bench.io.atomic import atomic_write_text, output_folder
@@ -61,7 +61,7 @@ def _length(config: BenchConfig, model_index: int) -> str:
     """A model's run length as Table 3 states it: its epochs, or its steps when max_steps replaces them."""
     training = config.models[model_index].training(config.train)
     count, unit = (training.epochs, "epoch") if training.max_steps is None else (training.max_steps, "step")
-    return f"{count} {unit}{'' if count == 1 else 's'}"
+    return count_of(count, unit)
 
 
 def regime_rows(bench_dirs: Sequence[Path]) -> list[RegimeRow]:

@@ -64,6 +64,11 @@ class Report:
         self.blocks.extend(blocks)
 
 
+def count_of(n: int, noun: str) -> str:
+    """'1 experiment', '3 experiments': a count and its noun, plural unless it is one."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def format_value(value: float | None, digits: int = 4, fixed: bool = False) -> str:
     """A number for a table: `fixed` gives `digits` decimals, otherwise `digits` significant ones."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

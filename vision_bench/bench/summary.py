@@ -24,7 +24,7 @@ from vision_bench.bench.config import (
 )
 from vision_bench.bench.figures import Point, Scale, figures_missing, value_scale
 from vision_bench.bench.gate import failed_runs, gate_table, gated
-from vision_bench.bench.report import Figure, Heading, Paragraph, Report
+from vision_bench.bench.report import Figure, Heading, Paragraph, Report, count_of
 from vision_bench.bench.sheets import collect_sheets
 from vision_bench.bench.tables import (
     error_table,
@@ -206,17 +206,12 @@ def checkpoint_choice(config: BenchConfig) -> str:
     return f"{said} (COGITAO's paper: {paper})" if studies else said
 
 
-def _count(n: int, noun: str) -> str:
-    """'1 experiment', '3 experiments'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _model_checkpoint(config: BenchConfig, model: ModelEntry) -> str:
     """One model's evaluated checkpoint in words: the selection split and metric of best.pt, or the run length."""
     if config.evaluate.checkpoint == "last":
         training = model.training(config.train)  # max_steps, when set, replaces epochs as the run's length
         count, unit = (training.epochs, "epoch") if training.max_steps is None else (training.max_steps, "step")
-        return f"last, after {count} {unit}{'' if count == 1 else 's'}"
+        return f"last, after {count_of(count, unit)}"
     checkpoint = model.checkpoint(config.train)
     return f"best by {SELECTION_WORDS[checkpoint.metric]} on {checkpoint.select_on}"
 
@@ -232,7 +227,7 @@ def build_report(config: BenchConfig, cells: Sequence[CellResult], out_dir: Path
                        for m in config.models)
     report.add(Paragraph(
         f"Models: {models}. Baselines: {', '.join(config.baselines) or 'none'}. Settings: {', '.join(settings)} "
-        f"({_count(len({c.experiment for c in cells}), 'experiment')}, "
+        f"({count_of(len({c.experiment for c in cells}), 'experiment')}, "
         f"seed{'s' if len(config.seeds) > 1 else ''} {', '.join(map(str, config.seeds))}). "
         f"Samples: {config.data.n_train} train, {config.data.n_test} per test split. "
         f"ID = {id_split}, OOD = {ood_split or 'none (the study has no OOD split)'}; "
